@@ -1,0 +1,42 @@
+"""Every cap of spec 07, named once. Pure constants; the models and stages import them from here.
+
+A cap is enforced by refusing the input with the cap named (InputError.cap), never by silent
+truncation. The section each number comes from is beside it.
+"""
+
+from __future__ import annotations
+
+# §3.1 task canonicalization
+GOAL_MAX_CHARS = 500
+PREDICATE_MAX_CHARS = 200
+MAX_ACCEPTANCE_CRITERIA = 16
+MAX_CONSTRAINTS = 16
+
+# §3.2 dependency graph over obligations (and §4: the decomposition cap, preserved here)
+MAX_OBLIGATIONS = 64
+MAX_DEPENDENCIES = 16
+EVIDENCE_MAX_CHARS = 200
+
+# §3.3 plan-DAG scheduler
+MAX_NODES = 64
+MAX_BRANCH_SCORES = 64
+MAX_CHECKPOINTS = 32
+
+# §3.4 execution driver bounds
+MAX_EDIT_FILES = 5
+MAX_TEST_CALLS = 10
+
+# §3.7 persistence + audit
+ARTIFACT_MAX_BYTES = 32 * 1024
+MAX_AUDIT_ROWS = 64
+MAX_REVISIONS = 32
+
+# §4 the one LLM call
+LLM_TEMPERATURE = 0
+LLM_MAX_COMPLETION_TOKENS = 2048
+
+# Ours, where the spec is silent (design.md "Where the spec is silent"): bounds on strings the
+# spec leaves open, so no field can carry an unbounded blob.
+ID_MAX_CHARS = 32
+ENTITY_MAX_CHARS = 300
+FIELD_MAX_CHARS = 500

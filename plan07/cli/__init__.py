@@ -1,0 +1,63 @@
+"""The `plan07` console script: a thin typer skin over the library (I/O only, no logic).
+
+Each command group lives in its own module here and registers itself on `app`; heavy modules
+(pyDatalog, clingo, openai, jsonschema) are imported inside the commands, so `plan07 next`
+starts fast. Exit codes (design.md): 0 ok, 1 a domain "no", 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+import typer
+
+from plan07.errors import Plan07Error
+
+app = typer.Typer(
+    name="plan07",
+    help="Plan a coding request into typed obligations, ordered by Datalog rules, driven one at a time.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+
+@app.callback()
+def _root() -> None:
+    """Plan a coding request into typed obligations, ordered by Datalog rules, driven one at a time."""
+
+
+# Command modules, each with `register(app)`. Order = order in --help.
+COMMAND_MODULES = [
+    "plan07.cli.basic",
+]
+
+for _name in COMMAND_MODULES:
+    import_module(_name).register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the app, turn every error into one line on stderr and an exit code."""
+    try:
+        app(args=argv, prog_name="plan07", standalone_mode=False)
+    except Plan07Error as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_code
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        return 1
+    except typer.TyperException as exc:  # usage errors: bad flag, missing argument
+        print(f"error: {' '.join(exc.format_message().split())}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def run() -> None:  # pragma: no cover - console script shim
+    raise SystemExit(main())

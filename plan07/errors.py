@@ -1,0 +1,73 @@
+"""The error hierarchy. Pure; every stage raises these, only the CLI (and the driver) catches.
+
+    Plan07Error
+     ├── InputError          bad request, evidence, flags, file: names field, problem, cap
+     ├── RuleError           a problem in a .dl rule file, with file:line:col
+     ├── ModelOutputError    the model's reply could not be used; keeps .raw
+     └── PlanStateError      an operation the plan's current state does not allow
+
+A failed validation is a Verdict value (plan07.validate), not an exception.
+"""
+
+from __future__ import annotations
+
+
+class Plan07Error(Exception):
+    """Root of every error plan07 raises on purpose."""
+
+    exit_code = 2
+
+    def one_line(self) -> str:
+        """The message on one line, as the CLI prints it after 'error: '."""
+        return " ".join(str(self).split())
+
+
+class InputError(Plan07Error):
+    """Bad input: the request, an evidence bundle, a JSON file, a flag.
+
+    `field` is where (a JSON path like `recon.edges[3].dst`, or a flag name), `problem` what is
+    wrong with the value, `cap` the named limit when a cap was exceeded.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        field: str | None = None,
+        cap: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.field = field
+        self.cap = cap
+        self.source = source
+        where = ""
+        if source:
+            where += f"{source}: "
+        if field:
+            where += f"{field}: "
+        tail = f" (cap {cap})" if cap else ""
+        super().__init__(f"{where}{problem}{tail}")
+
+
+class RuleError(Plan07Error):
+    """A problem in a Datalog rule file, located at file:line:col."""
+
+    def __init__(self, message: str, *, file: str, line: int, col: int | None = None) -> None:
+        self.file = file
+        self.line = line
+        self.col = col
+        loc = f"{file}:{line}" + (f":{col}" if col is not None else "")
+        super().__init__(f"{loc}: {message}")
+
+
+class ModelOutputError(Plan07Error):
+    """The model's completion could not be used. `.raw` keeps the text verbatim for the audit."""
+
+    def __init__(self, message: str, *, raw: str) -> None:
+        self.raw = raw
+        super().__init__(message)
+
+
+class PlanStateError(Plan07Error):
+    """The plan's state does not allow this, e.g. completing a node that was not handed out."""

@@ -1,0 +1,298 @@
+"""Pydantic models for every artifact of spec 07, with its caps enforced. Pure.
+
+One model per artifact: the requirement (§3.1), the obligation record (§3.2/§4), the
+decomposition result (§4), the evidence bundle (design.md), the derived order (§3.2), the plan
+DAG (§3.3), the driver view (§3.4) and the persisted plan artifact (§3.7). JSON Schemas shipped in
+`plan07/schemas/` are generated from these (see plan07.schema); a test fails on drift.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from plan07 import caps
+
+
+class Strict(BaseModel):
+    """Unknown keys are an error, not ignored (design.md: evidence bundle, all artifacts)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)
+
+
+# A non-blank string: at least one non-space character.
+NonBlank = r"\S"
+
+Predicate = Annotated[
+    str, StringConstraints(min_length=1, max_length=caps.PREDICATE_MAX_CHARS, pattern=NonBlank)
+]
+ObligationId = Annotated[
+    str, StringConstraints(min_length=1, max_length=caps.ID_MAX_CHARS, pattern=r"^[A-Za-z0-9_.:-]+$")
+]
+Entity = Annotated[str, StringConstraints(min_length=1, max_length=caps.ENTITY_MAX_CHARS)]
+Field500 = Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)]
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+Verb = Literal["modify", "preserve", "validate"]
+Status = Literal["ready", "blocked", "alternative"]
+NodeState = Literal["pending", "complete", "failed"]
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.1 requirement artifact
+
+
+class Requirement(Strict):
+    """The typed requirement artifact of §3.1. `needs_confirmation` is true when the criteria were
+    derived from the request's verbs rather than named by it: a plan may start on such a
+    predicate but must not terminate on it (§3.1 step 2)."""
+
+    goal: Annotated[
+        str, StringConstraints(min_length=1, max_length=caps.GOAL_MAX_CHARS, pattern=NonBlank)
+    ]
+    acceptance_criteria: Annotated[
+        list[Predicate], Field(min_length=1, max_length=caps.MAX_ACCEPTANCE_CRITERIA)
+    ]
+    constraints: Annotated[list[Predicate], Field(max_length=caps.MAX_CONSTRAINTS)] = []
+    needs_confirmation: bool = False
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.2 / §4 obligation record: exactly these 8 fields, nothing outside them.
+
+
+class Obligation(Strict):
+    """The P1 PlanNode record (§3.2, §4). `dependencies: ["O3"]` on O7 is the edge O3 -> O7."""
+
+    id: ObligationId
+    target_entity: Entity
+    obligation: Verb
+    caused_by: Field500
+    dependencies: Annotated[list[ObligationId], Field(max_length=caps.MAX_DEPENDENCIES)]
+    evidence: Annotated[str, StringConstraints(max_length=caps.EVIDENCE_MAX_CHARS)]
+    status: Status
+    validation: Field500
+
+
+class Usage(Strict):
+    """Token usage of one model call (the A/B harness sums these, §7)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Decomposition(Strict):
+    """The §4 output. On any parse failure, schema violation or > 64 records:
+    `obligations == []` and `re_decompose == true` (the fallback), with the reason and the raw
+    completion kept for the audit. Never a second call."""
+
+    obligations: Annotated[list[Obligation], Field(max_length=caps.MAX_OBLIGATIONS)]
+    re_decompose: bool = False
+    rescope: bool = False  # > 64 records: flagged for re-scoping, nothing scheduled (§4 caps)
+    reason: str | None = None
+    raw: str | None = None
+    usage: Usage | None = None
+    client: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Decomposition:
+        ids = [o.id for o in self.obligations]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"duplicate obligation id(s): {', '.join(dup)}")
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
+# Evidence bundle (design.md "Evidence bundle"; every key optional, unknown keys an error)
+
+NodeKind = Literal[
+    "module", "class", "function", "method", "test", "migration", "config", "schema"
+]
+EdgeKind = Literal[
+    "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines"
+]
+# Impact causes are an open set; these are the ones the rules know (design.md).
+KNOWN_CAUSES = (
+    "sig_change", "consumer_rebind", "schema_change", "migration", "default_change", "test_anchor",
+)
+
+
+class ReconNode(Strict):
+    id: Entity
+    kind: NodeKind
+    file: str | None = None
+    line: int | None = None
+    signature: Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)] | None = None
+
+
+class ReconEdge(Strict):
+    src: Entity
+    dst: Entity
+    kind: EdgeKind
+
+
+class Recon(Strict):
+    nodes: list[ReconNode] = []
+    edges: list[ReconEdge] = []
+
+
+class ImpactEdge(Strict):
+    src: Entity
+    dst: Entity
+    relation: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    cause: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    confidence: Unit
+
+
+class Impact(Strict):
+    edges: list[ImpactEdge] = []
+
+
+class Localization(Strict):
+    entity: Entity
+    score: Unit
+
+
+class ContextItem(Strict):
+    entity: Entity
+    summary: Field500
+
+
+class SoftRank(Strict):
+    lex: Unit = 0.0
+    cochange: Unit = 0.0
+
+
+class Evidence(Strict):
+    """The 03/04/05/06 evidence bundle: recon graph, impact DAG, localization, context, soft-rank."""
+
+    recon: Recon = Recon()
+    impact: Impact = Impact()
+    localization: list[Localization] = []
+    context: list[ContextItem] = []
+    soft_rank: dict[str, SoftRank] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.2 the derived order: edges with their rule, and temporal-consistency violations
+
+
+class DerivedEdge(Strict):
+    """`precedes(from, to, rule)`: `from` must be discharged before `to`."""
+
+    from_: ObligationId = Field(alias="from")
+    to: ObligationId
+    rule: str
+
+
+class Violation(Strict):
+    """`violation(...)`: a temporal-consistency problem the rules found. `nodes` are the obligation
+    ids (or entities) involved; an offending edge is `nodes == [from, to]`."""
+
+    kind: str
+    nodes: list[str]
+    detail: str = ""
+
+
+class OrderResult(Strict):
+    edges: list[DerivedEdge] = []
+    violations: list[Violation] = []
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.3 plan DAG and §3.7 plan nodes
+
+
+class PlanNode(Obligation):
+    """An obligation in the plan, with its execution state (§3.7 `state`). A composite node made by
+    cycle collapse (§3.3 step 2) has `cycle_collapsed` and records its member ids."""
+
+    state: NodeState = "pending"
+    cycle_collapsed: bool = False
+    members: list[ObligationId] = []
+
+
+class Checkpoint(Strict):
+    """A step marker (§3.3 step 4): after `after` are all validated, the repo is temporally
+    consistent and the plan is persisted. `git_ref` is the repository snapshot, when a git tree."""
+
+    id: Annotated[str, StringConstraints(pattern=r"^CP[0-9]+$")]
+    step: int
+    after: list[ObligationId]
+    git_ref: str | None = None
+
+
+class PlanDAG(Strict):
+    """The §3.3 emit: nodes, edges as obligation-id pairs, the exact ready/blocked/alternative
+    partition, checkpoints and branch scores."""
+
+    nodes: Annotated[list[PlanNode], Field(max_length=caps.MAX_NODES)]
+    edges: list[tuple[ObligationId, ObligationId]]
+    ready: list[ObligationId]
+    blocked: list[ObligationId]
+    alternative: list[ObligationId]
+    checkpoints: Annotated[list[Checkpoint], Field(max_length=caps.MAX_CHECKPOINTS)]
+    branch_scores: Annotated[dict[ObligationId, Unit], Field(max_length=caps.MAX_BRANCH_SCORES)]
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.4 the driver view: the single actionable obligation, nothing more
+
+
+class Bounds(Strict):
+    max_edit_files: int = caps.MAX_EDIT_FILES
+    max_test_calls: int = caps.MAX_TEST_CALLS
+
+
+class PermittedActions(Strict):
+    read: bool = True
+    edit: bool = True
+    test: bool = True
+    bounds: Bounds = Bounds()
+
+
+class DriverView(Strict):
+    node_id: ObligationId
+    obligation: Verb
+    target_entity: Entity
+    preconditions: dict[ObligationId, Literal["complete"]]
+    permitted_actions: PermittedActions
+    required_validation: Field500
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.7 the persisted plan artifact
+
+
+class Revision(Strict):
+    rev: int
+    time: str
+    change: str
+    caused_by: str
+
+
+class AuditRow(Strict):
+    """One row per state transition (§3.7). `accepted_edit` links an edit to its obligation."""
+
+    obligation: str
+    accepted_edit: str = ""
+    trace: str
+    event: str = ""
+    time: str = ""
+
+
+class PlanArtifact(BaseModel):
+    """The §3.7 serialized plan. The §3.7 fields are never renamed; extra fields (derived edges
+    with their rule, violations, schedule, overflow sidecars...) are allowed (design.md)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    plan_id: str
+    requirement: Requirement
+    nodes: Annotated[list[PlanNode], Field(max_length=caps.MAX_NODES)]
+    checkpoints: Annotated[list[Checkpoint], Field(max_length=caps.MAX_CHECKPOINTS)]
+    branch_scores: Annotated[dict[str, Unit], Field(max_length=caps.MAX_BRANCH_SCORES)]
+    revision_history: Annotated[list[Revision], Field(max_length=caps.MAX_REVISIONS)]
+    audit: Annotated[list[AuditRow], Field(max_length=caps.MAX_AUDIT_ROWS)]

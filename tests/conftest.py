@@ -1,0 +1,14 @@
+"""Shared fixtures. Tests never reach the network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return ROOT
