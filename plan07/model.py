@@ -296,3 +296,22 @@ class PlanArtifact(BaseModel):
     branch_scores: Annotated[dict[str, Unit], Field(max_length=caps.MAX_BRANCH_SCORES)]
     revision_history: Annotated[list[Revision], Field(max_length=caps.MAX_REVISIONS)]
     audit: Annotated[list[AuditRow], Field(max_length=caps.MAX_AUDIT_ROWS)]
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.5 the local validation gate's outcome: a value, not an exception
+
+CheckKind = Literal["pytest_node", "pytest_path", "compile", "import", "unverifiable"]
+
+
+class Verdict(Strict):
+    """The outcome of one node's validation (§3.5 step 1). `unverifiable` means the validation
+    string is none of the runnable checks: the plan cannot terminate on it (design.md)."""
+
+    node_id: ObligationId
+    passed: bool
+    check: str
+    kind: CheckKind
+    output_tail: str = ""
+    duration_s: float = 0.0
+    test_calls: int = 0
