@@ -1,0 +1,215 @@
+"""§3.5 the local validation gate: parse a node's validation string into a check, run it (I/O:
+subprocess, never a shell), and the pure scoping half (affected subgraph, termination check).
+
+The validation string comes from a model, so it is data, never a command line (design.md):
+a pytest node id (`path::name`, path inside the repo), `compile` (the repo's Python files),
+`import:<module>` or `pytest:<path>`. Anything else is `unverifiable`; a path that escapes the
+repo is refused. Every run also runs the repo-wide build check that proves temporal consistency.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+
+from plan07.errors import InputError
+from plan07.model import CheckKind, PlanArtifact, PlanNode, Verdict
+
+# Grammar of the runnable checks. Anything outside these character sets (spaces, `;`, `$`,
+# backticks, quotes, pipes, redirections, globs...) is not a check: `unverifiable`.
+_PATH = r"[\w.+/-]+"
+_NAME = r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\[[\w.,+=-]*\])?"
+_NODE_ID = re.compile(rf"^(?P<path>{_PATH}\.py)::(?P<name>{_NAME})$")
+_PYTEST_PATH = re.compile(rf"^pytest:(?P<path>{_PATH})$")
+_IMPORT = re.compile(r"^import:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$")
+
+# Directories never compiled by the repo-wide build check (virtualenvs, VCS, build output).
+_COMPILE_EXCLUDE = (
+    r"[/\\](\.git|\.hg|\.venv|venv|\.tox|\.nox|node_modules|__pycache__|build|dist)[/\\]"
+)
+OUTPUT_TAIL_CHARS = 1500
+PYTEST_ARGS = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+
+
+def classify(validation: str) -> CheckKind:
+    """The kind of check a validation string names, from its syntax alone. Pure."""
+    v = validation.strip()
+    if v == "compile":
+        return "compile"
+    if _IMPORT.fullmatch(v):
+        return "import"
+    if _PYTEST_PATH.fullmatch(v):
+        return "pytest_path"
+    if _NODE_ID.fullmatch(v):
+        return "pytest_node"
+    return "unverifiable"
+
+
+def _inside(repo: Path, rel: str, validation: str) -> str:
+    """`rel` as a path inside `repo`, or InputError: `..`, absolute, option-like or a symlink
+    that leads out of the repo is refused (the string came from a model)."""
+    p = PurePosixPath(rel)
+    if p.is_absolute() or rel.startswith("/"):
+        raise InputError(f"absolute path refused in validation {validation!r}; use a path "
+                         "inside the repo", field="validation")
+    if any(part == ".." for part in p.parts):
+        raise InputError(f"path escaping the repo refused in validation {validation!r}",
+                         field="validation")
+    if any(part.startswith("-") for part in p.parts):
+        raise InputError(f"option-like path refused in validation {validation!r}",
+                         field="validation")
+    root = repo.resolve()
+    if not (root / p).resolve().is_relative_to(root):
+        raise InputError(f"path in validation {validation!r} leads out of the repo (symlink)",
+                         field="validation")
+    return str(p)
+
+
+def parse_check(validation: str, repo: Path) -> tuple[CheckKind, list[str]]:
+    """The check a validation string names, as an argv list to run with cwd=repo (never a shell).
+
+    Returns ("unverifiable", []) for anything that is not a runnable check; raises InputError
+    for a check whose path escapes the repo.
+    """
+    v = validation.strip()
+    kind = classify(v)
+    py = sys.executable
+    if kind == "compile":
+        return kind, [py, "-m", "compileall", "-q", "-x", _COMPILE_EXCLUDE, "."]
+    if kind == "import":
+        module = v.removeprefix("import:")
+        return kind, [py, "-c", "import importlib, sys; importlib.import_module(sys.argv[1])",
+                      module]
+    if kind == "pytest_path":
+        return kind, [py, *PYTEST_ARGS, _inside(repo, v.removeprefix("pytest:"), v)]
+    if kind == "pytest_node":
+        m = _NODE_ID.fullmatch(v)
+        assert m is not None
+        return kind, [py, *PYTEST_ARGS, f"{_inside(repo, m['path'], v)}::{m['name']}"]
+    return "unverifiable", []
+
+
+def check_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The subprocess environment: no API keys (PLAN07_LLM_API_KEY, any *_API_KEY), and no
+    bytecode written into the target repo."""
+    env = dict(os.environ if base is None else base)
+    for key in list(env):
+        if key == "PLAN07_LLM_API_KEY" or key.upper().endswith("_API_KEY"):
+            del env[key]
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _run(argv: list[str], repo: Path, timeout: float, env: dict[str, str]) -> tuple[bool, str]:
+    """Run argv in repo with a timeout; on timeout the whole process group is killed."""
+    try:
+        proc = subprocess.Popen(  # noqa: S603 - argv list, shell=False, checked by parse_check
+            argv, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, shell=False, start_new_session=True,
+        )
+    except OSError as exc:
+        return False, f"could not start check: {exc}"
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        text = out.decode("utf-8", "replace") if out else ""
+        return False, f"{text}\ncheck timed out after {timeout:g}s"
+    return proc.returncode == 0, out.decode("utf-8", "replace")
+
+
+def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0) -> Verdict:
+    """§3.5 step 1: run the node's validation in `repo`, plus the repo-wide build check.
+
+    pass iff both succeed. `test_calls` is 1 when the node's own check ran (it counts against
+    the driver's max_test_calls), 0 when it could not run (unverifiable, refused, build broken).
+    """
+    check = node.validation.strip()
+    start = time.monotonic()
+
+    def verdict(passed: bool, kind: CheckKind, out: str, calls: int) -> Verdict:
+        return Verdict(node_id=node.id, passed=passed, check=check, kind=kind,
+                       output_tail=out[-OUTPUT_TAIL_CHARS:],
+                       duration_s=round(time.monotonic() - start, 3), test_calls=calls)
+
+    try:
+        kind, argv = parse_check(check, repo)
+    except InputError as exc:
+        return verdict(False, "unverifiable", f"refused: {exc.one_line()}", 0)
+    if kind == "unverifiable":
+        return verdict(False, kind, "unverifiable: not a pytest node id (path::name), "
+                       "`compile`, `import:<module>` or `pytest:<path>`; it was not run", 0)
+    if not repo.is_dir():
+        raise InputError("repository directory not found", source=str(repo))
+    with tempfile.TemporaryDirectory(prefix="plan07-pyc-") as pyc:
+        env = check_env()
+        env["PYTHONPYCACHEPREFIX"] = pyc  # compileall writes its .pyc here, not into the repo
+        _, build_argv = parse_check("compile", repo)
+        ok, out = _run(build_argv, repo, timeout, env)  # §3.5: the build check compiles
+        if not ok:
+            return verdict(False, kind, f"repo-wide build check failed:\n{out}", 0)
+        if kind == "compile":
+            return verdict(True, kind, out, 1)
+        ok, out = _run(argv, repo, timeout, env)
+        return verdict(ok, kind, out, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pure scoping half
+
+
+def affected_subgraph(
+    nodes: Sequence[PlanNode], edges: Sequence[tuple[str, str]], failed: str
+) -> list[str]:
+    """§3.5 step 3: the failed node plus its true dependents (reachable through dependency edges,
+    the declared `dependencies` included), sorted. Pure."""
+    ids = {n.id for n in nodes}
+    if failed not in ids:
+        raise InputError(f"no node {failed!r} in the plan", field="node_id")
+    succ: dict[str, set[str]] = {}
+    pairs: Iterable[tuple[str, str]] = list(edges) + [
+        (d, n.id) for n in nodes for d in n.dependencies
+    ]
+    for a, b in pairs:
+        succ.setdefault(a, set()).add(b)
+    seen, todo = {failed}, [failed]
+    while todo:
+        for nxt in succ.get(todo.pop(), ()):
+            if nxt in ids and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return sorted(seen)
+
+
+def termination_blockers(artifact: PlanArtifact) -> list[str]:
+    """Why the plan may not terminate (empty = it may). Pure.
+
+    §3.1 step 2 / design.md: a checkable predicate is the only legal terminal, so a plan cannot
+    terminate while a scheduled node's validation is unverifiable, nor on an unconfirmed derived
+    acceptance predicate, nor with a scheduled node not complete.
+    """
+    out: list[str] = []
+    if artifact.requirement.needs_confirmation:
+        out.append("acceptance criteria were derived, not named: confirm them "
+                   "(requirement.needs_confirmation) before the plan can terminate")
+    for n in artifact.nodes:
+        if n.status == "alternative":
+            continue
+        if classify(n.validation) == "unverifiable":
+            out.append(f"{n.id}: validation {n.validation!r} is unverifiable")
+        elif n.state != "complete":
+            out.append(f"{n.id}: not complete (state {n.state})")
+    return out
+
+
+def can_terminate(artifact: PlanArtifact) -> bool:
+    """True iff `termination_blockers(artifact)` is empty. Pure."""
+    return not termination_blockers(artifact)
