@@ -315,3 +315,20 @@ class Verdict(Strict):
     output_tail: str = ""
     duration_s: float = 0.0
     test_calls: int = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.6 impact feedback: what component 06 observed after an edit (docs/revise.md)
+
+
+class Feedback(Strict):
+    """Impact feedback that contradicts the schedule (§3.6): new impact edges (a consumer or a
+    dependency the plan did not foresee), falsified entities and falsified obligations.
+    `caused_by` names the obligation whose edit produced the observation (or other evidence)."""
+
+    caused_by: Annotated[str, StringConstraints(min_length=1, max_length=caps.ID_MAX_CHARS * 4,
+                                                pattern=NonBlank)]
+    impact_edges: Annotated[list[ImpactEdge], Field(max_length=caps.MAX_OBLIGATIONS)] = []
+    falsified_entities: Annotated[list[Entity], Field(max_length=caps.MAX_OBLIGATIONS)] = []
+    falsified_obligations: Annotated[list[ObligationId], Field(max_length=caps.MAX_OBLIGATIONS)] = []
+    note: Field500 = ""

@@ -25,6 +25,7 @@ SCHEMAS: dict[str, str] = {
     "plan-dag": "plan07.model:PlanDAG",
     "driver-view": "plan07.model:DriverView",
     "plan": "plan07.model:PlanArtifact",
+    "feedback": "plan07.model:Feedback",
 }
 
 
