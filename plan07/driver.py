@@ -1,0 +1,78 @@
+"""The §3.4 execution driver: the single actionable obligation, and its bounds. Pure.
+
+`pick` selects exactly one ready node (lowest natural id); `view` builds the §3.4 DriverView from
+that node alone; `model_context` is the only text a model is handed (invariant 6, §8: never the
+schedule). `admit_edit` / `admit_test_call` enforce the bounds (5 edited files, 10 test calls).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from plan07 import caps
+from plan07.errors import PlanStateError
+from plan07.model import DriverView, PermittedActions, PlanDAG, PlanNode
+from plan07.planner import natural_key
+
+
+def pick(dag: PlanDAG) -> PlanNode | None:
+    """§3.4 step 1: exactly one ready node not yet complete, lowest id first; None when none."""
+    ready = {n.id: n for n in dag.nodes if n.id in dag.ready and n.state != "complete"}
+    if not ready:
+        return None
+    return ready[min(ready, key=natural_key)]
+
+
+def view(node: PlanNode) -> DriverView:
+    """§3.4 step 2: the model-facing context from that node only (preconditions are its deps,
+    all complete, or it would not be ready)."""
+    if node.status != "ready":
+        raise PlanStateError(
+            f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out"
+        )
+    return DriverView(
+        node_id=node.id,
+        obligation=node.obligation,
+        target_entity=node.target_entity,
+        preconditions={d: "complete" for d in node.dependencies},
+        permitted_actions=PermittedActions(),
+        required_validation=node.validation,
+    )
+
+
+def model_context(v: DriverView) -> str:
+    """The serialized view a model reads: the DriverView and nothing else."""
+    return json.dumps(v.model_dump(mode="json"), indent=2, sort_keys=True)
+
+
+def admit_edit(node_id: str, edited: Sequence[str], path: str) -> list[str]:
+    """The distinct files `node_id` has edited, with `path` added; the 6th file is refused."""
+    if path in edited:
+        return list(edited)
+    if len(edited) >= caps.MAX_EDIT_FILES:
+        raise PlanStateError(
+            f"obligation {node_id!r} may edit at most {caps.MAX_EDIT_FILES} files "
+            f"(cap MAX_EDIT_FILES); {path!r} would be file {len(edited) + 1} — complete the "
+            "obligation or split it"
+        )
+    return [*edited, path]
+
+
+def admit_test_call(node_id: str, calls: int) -> int:
+    """The test-call count of `node_id` after one more; the 11th is refused."""
+    if calls >= caps.MAX_TEST_CALLS:
+        raise PlanStateError(
+            f"obligation {node_id!r} may run at most {caps.MAX_TEST_CALLS} test calls "
+            f"(cap MAX_TEST_CALLS); run `plan07 complete {node_id}` to validate it instead"
+        )
+    return calls + 1
+
+
+def require_active(active: str | None, node_id: str) -> None:
+    """An edit or test call is only accepted for the obligation that was handed out."""
+    if active != node_id:
+        now = f"the active obligation is {active!r}" if active else "none is active"
+        raise PlanStateError(
+            f"obligation {node_id!r} was not handed out ({now}); run `plan07 next` first"
+        )

@@ -1,0 +1,94 @@
+"""§5 phase 5: the execution driver (plan07.driver) over a scripted plan."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plan07 import caps
+from plan07.driver import admit_edit, admit_test_call, model_context, pick, require_active, view
+from plan07.errors import PlanStateError
+from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult
+from plan07.planner import schedule
+
+IDS = ["O1", "O2", "O3", "O10", "O11"]
+PAIRS = [("O1", "O3"), ("O2", "O3"), ("O3", "O11")]
+
+
+def plan(completed: set[str]) -> object:
+    obs = [
+        Obligation(id=i, target_entity=f"pkg.m.{i}", obligation="modify", caused_by="req",
+                   dependencies=[], evidence="06",
+                   status="alternative" if i == "O10" else "ready",
+                   validation=f"tests/t.py::test_{i}")
+        for i in IDS
+    ]
+    edges = [DerivedEdge(**{"from": a, "to": b, "rule": "declared"}) for a, b in PAIRS]
+    return schedule(obs, OrderResult(edges=edges), Evidence(), completed=completed)
+
+
+@pytest.mark.parametrize(
+    ("completed", "expected"),
+    [
+        (set(), "O1"),
+        ({"O1"}, "O2"),
+        ({"O1", "O2"}, "O3"),
+        ({"O1", "O2", "O3"}, "O11"),  # O10 is an alternative: never handed out
+        ({"O1", "O2", "O3", "O11"}, None),
+    ],
+)
+def test_exactly_one_ready_node_lowest_id(completed: set[str], expected: str | None) -> None:
+    node = pick(plan(completed))  # type: ignore[arg-type]
+    assert (node.id if node else None) == expected
+
+
+def test_the_model_facing_context_names_exactly_one_node() -> None:
+    v = view(pick(plan({"O1", "O2"})))  # type: ignore[arg-type]
+    text = model_context(v)
+    data = json.loads(text)
+    assert set(data) == {"node_id", "obligation", "target_entity", "preconditions",
+                         "permitted_actions", "required_validation"}
+    assert data["node_id"] == "O3"
+    assert data["preconditions"] == {"O1": "complete", "O2": "complete"}
+    assert data["permitted_actions"] == {
+        "read": True, "edit": True, "test": True,
+        "bounds": {"max_edit_files": 5, "max_test_calls": 10},
+    }
+    assert data["required_validation"] == "tests/t.py::test_O3"
+    # nothing of the rest of the schedule: no other node id appears anywhere in the text
+    others = [i for i in IDS if i not in ("O1", "O2", "O3")]
+    assert [i for i in others if f'"{i}"' in text or f"{i}." in text] == []
+    for word in ("blocked", "alternative", "checkpoint", "schedule", "edges"):
+        assert word not in text
+
+
+def test_a_blocked_node_is_never_viewed() -> None:
+    blocked = next(n for n in plan(set()).nodes if n.id == "O3")  # type: ignore[attr-defined]
+    with pytest.raises(PlanStateError, match="'O3' is blocked"):
+        view(blocked)
+
+
+def test_edit_bound_refuses_the_sixth_distinct_file() -> None:
+    edited: list[str] = []
+    for i in range(caps.MAX_EDIT_FILES):
+        edited = admit_edit("O1", edited, f"f{i}.py")
+    assert admit_edit("O1", edited, "f0.py") == edited  # the same file again is not a new one
+    with pytest.raises(PlanStateError, match="at most 5 files.*'f5.py' would be file 6"):
+        admit_edit("O1", edited, "f5.py")
+
+
+def test_test_call_bound_refuses_the_eleventh() -> None:
+    calls = 0
+    for _ in range(caps.MAX_TEST_CALLS):
+        calls = admit_test_call("O1", calls)
+    assert calls == 10
+    with pytest.raises(PlanStateError, match="at most 10 test calls"):
+        admit_test_call("O1", calls)
+
+
+@pytest.mark.parametrize(("active", "msg"), [(None, "none is active"), ("O2", "is 'O2'")])
+def test_only_the_handed_out_node_may_act(active: str | None, msg: str) -> None:
+    require_active("O1", "O1")
+    with pytest.raises(PlanStateError, match=msg):
+        require_active(active, "O1")
