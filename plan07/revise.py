@@ -1,0 +1,192 @@
+"""§3.6 the adaptive revision trigger: impact feedback -> add missing obligations, remove falsified
+ones, and the touched neighbourhood whose edges alone are re-walked through the rules. Pure.
+
+The feedback format is `plan07.model.Feedback` (docs/revise.md). Nothing here reads a clock or a
+file: the caller passes `now` and the first revision number, and runs the rules itself over
+`rewalk_scope(...)`, then splices the result with `splice_edges(...)`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from plan07 import caps
+from plan07.errors import InputError
+from plan07.model import DerivedEdge, Evidence, Feedback, Impact, Obligation, Revision
+
+
+def _covers(target: str, entity: str) -> bool:
+    """An obligation on `pkg.A` covers `pkg.A` and everything inside it (`pkg.A.load`)."""
+    return entity == target or entity.startswith(target + ".")
+
+
+def _next_ids(existing: Iterable[str]) -> Iterator[str]:
+    taken = set(existing)
+    nums = [int(m[1]) for i in taken if (m := re.fullmatch(r"O(\d+)", i))]
+    n = max(nums, default=0)
+    while True:
+        n += 1
+        if f"O{n}" not in taken:
+            yield f"O{n}"
+
+
+def _ancestors(by_id: dict[str, Obligation], start: str) -> set[str]:
+    """Every obligation `start` transitively depends on."""
+    seen: set[str] = set()
+    todo = list(by_id[start].dependencies)
+    while todo:
+        d = todo.pop()
+        if d not in seen and d in by_id:
+            seen.add(d)
+            todo.extend(by_id[d].dependencies)
+    return seen
+
+
+def _check_feedback(obligations: Sequence[Obligation], fb: Feedback) -> None:
+    ids = {o.id for o in obligations}
+    unknown = sorted(set(fb.falsified_obligations) - ids)
+    if unknown:
+        raise InputError(f"feedback falsifies unknown obligation(s) {', '.join(unknown)}; the "
+                         f"plan has {', '.join(sorted(ids)) or 'none'}",
+                         field="falsified_obligations")
+
+
+def revise(
+    obligations: Sequence[Obligation],
+    evidence: Evidence,
+    feedback: Feedback,
+    *,
+    first_rev: int = 1,
+    now: str = "",
+) -> tuple[list[Obligation], list[str], list[Revision]]:
+    """Apply impact feedback (§3.6 step 1). Returns (new obligations, touched ids, revisions).
+
+    - removes every falsified obligation and every obligation targeting a falsified entity; a
+      dependent that listed a removed obligation inherits its dependencies (order is kept);
+    - for each new impact edge src -> dst: if no obligation covers dst, adds a `modify` on dst
+      with `caused_by` naming the feedback and depending on the obligations that change src;
+      if one covers dst but does not depend on src's obligation, adds that dependency;
+    - touched = every added, changed or re-wired obligation (removed ids are not returned).
+    """
+    del evidence  # the feedback carries its own edges; kept in the signature for the rules' scope
+    _check_feedback(obligations, feedback)
+    obs = [o.model_copy(deep=True) for o in obligations]
+    revs: list[Revision] = []
+    touched: set[str] = set()
+    cause = feedback.caused_by
+
+    def record(change: str) -> None:
+        revs.append(Revision(rev=first_rev + len(revs), time=now, change=change, caused_by=cause))
+
+    # 1. removals, bridging dependents over the removed node (its deps become theirs)
+    falsified = set(feedback.falsified_obligations) | {
+        o.id for o in obs for e in feedback.falsified_entities if _covers(e, o.target_entity)
+    }
+    by_id = {o.id: o for o in obs}
+    for rid in sorted(falsified):
+        gone = by_id[rid]
+        record(f"removed {rid} ({gone.target_entity}) falsified by impact feedback")
+        for o in obs:
+            if rid in o.dependencies:
+                bridged = [d for d in o.dependencies if d != rid]
+                bridged += [d for d in gone.dependencies if d not in bridged and d != o.id]
+                o.dependencies = bridged
+                touched.add(o.id)
+    obs = [o for o in obs if o.id not in falsified]
+    touched -= falsified
+
+    # 2. additions and unforeseen dependencies, one per new impact edge (§3.6: caused_by = evidence)
+    fresh = _next_ids(by_id)
+    for edge in feedback.impact_edges:
+        if any(_covers(e, edge.dst) or _covers(e, edge.src) for e in feedback.falsified_entities):
+            continue
+        live = {o.id: o for o in obs}
+        # the changer: the obligation whose edit was observed, else those changing src itself
+        changers = [cause] if cause in live else sorted(
+            o.id for o in obs if _covers(edge.src, o.target_entity))
+        coverers = [o for o in obs if _covers(o.target_entity, edge.dst) and o.id not in changers]
+        why = f"impact feedback ({cause}): {edge.src} -> {edge.dst} {edge.relation}/{edge.cause}"
+        if not coverers:
+            if len(obs) >= caps.MAX_OBLIGATIONS:
+                raise InputError("feedback would grow the plan past the obligation cap",
+                                 cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
+            new = Obligation(
+                id=next(fresh), target_entity=edge.dst, obligation="modify",
+                caused_by=why[: caps.FIELD_MAX_CHARS], dependencies=changers,
+                evidence=f"06 feedback edge {edge.relation} {edge.cause} "
+                         f"conf={edge.confidence:g}"[: caps.EVIDENCE_MAX_CHARS],
+                status="blocked" if changers else "ready", validation="compile",
+            )
+            obs.append(new)
+            touched.update([new.id, *changers])
+            record(f"added {new.id} ({edge.dst}) via impact feedback")
+            continue
+        # the most specific obligation covering dst is the consumer that must come after
+        deepest = max(len(o.target_entity) for o in coverers)
+        for o in (o for o in coverers if len(o.target_entity) == deepest):
+            before = _ancestors(live, o.id)
+            missing = [c for c in changers if c not in before and o.id not in _ancestors(live, c)]
+            if missing:
+                o.dependencies = [*o.dependencies, *missing]
+                touched.update([o.id, *missing])
+                record(f"added dependency {', '.join(missing)} -> {o.id} via impact feedback")
+    return obs, sorted(touched), revs
+
+
+def merge_evidence(evidence: Evidence, feedback: Feedback) -> Evidence:
+    """The evidence after the feedback: new impact edges added, edges and nodes of falsified
+    entities dropped. Pure."""
+    dead = feedback.falsified_entities
+
+    def alive(*entities: str) -> bool:
+        return not any(_covers(d, e) for d in dead for e in entities)
+
+    edges = [e for e in evidence.impact.edges if alive(e.src, e.dst)]
+    seen = {(e.src, e.dst, e.relation, e.cause) for e in edges}
+    for e in feedback.impact_edges:
+        key = (e.src, e.dst, e.relation, e.cause)
+        if alive(e.src, e.dst) and key not in seen:
+            seen.add(key)
+            edges.append(e)
+    out = evidence.model_copy(deep=True)
+    out.impact = Impact(edges=edges)
+    out.recon.nodes = [n for n in out.recon.nodes if alive(n.id)]
+    out.recon.edges = [e for e in out.recon.edges if alive(e.src, e.dst)]
+    return out
+
+
+def rewalk_scope(obligations: Sequence[Obligation], touched: Iterable[str]) -> list[Obligation]:
+    """The neighbourhood the rules re-walk (§3.6 step 1): the touched obligations and their direct
+    dependencies and dependents, with dependencies outside that scope dropped (those edges are not
+    re-walked; they are kept as they are). Pure."""
+    t = set(touched)
+    scope = set(t)
+    for o in obligations:
+        if o.id in t:
+            scope.update(o.dependencies)
+        if t & set(o.dependencies):
+            scope.add(o.id)
+    out = []
+    for o in obligations:
+        if o.id in scope:
+            c = o.model_copy(deep=True)
+            c.dependencies = [d for d in o.dependencies if d in scope]
+            out.append(c)
+    return out
+
+
+def splice_edges(
+    old: Sequence[DerivedEdge], rewalked: Sequence[DerivedEdge], touched: Iterable[str],
+    removed: Iterable[str] = (),
+) -> list[DerivedEdge]:
+    """Keep every old edge that touches no touched or removed node; take the re-walked edges that
+    touch a touched node. Nodes outside the neighbourhood keep their edges byte for byte. Pure."""
+    t, r = set(touched), set(removed)
+    keep = [e for e in old if not ({e.from_, e.to} & (t | r))]
+    have = {(e.from_, e.to) for e in keep}
+    for e in rewalked:
+        if {e.from_, e.to} & t and (e.from_, e.to) not in have and not ({e.from_, e.to} & r):
+            keep.append(e)
+            have.add((e.from_, e.to))
+    return keep
