@@ -283,6 +283,30 @@ class AuditRow(Strict):
     time: str = ""
 
 
+class LogOverflow(Strict):
+    """A capped log (audit 64, revisions 32) spilled its oldest `rows` to `file`, beside
+    plan.json, one JSON row per line (design.md: past a log cap nothing is lost)."""
+
+    file: str
+    rows: int = 0
+
+
+class NodeBounds(Strict):
+    """What the harness reported for one obligation: distinct edited files, test calls (§3.4)."""
+
+    edited_files: Annotated[list[str], Field(max_length=caps.MAX_EDIT_FILES)] = []
+    test_calls: Annotated[int, Field(ge=0, le=caps.MAX_TEST_CALLS)] = 0
+
+
+class PlanSchedule(Strict):
+    """The §3.3 emit as of the last state change: execution order and the partition."""
+
+    order: list[ObligationId] = []
+    ready: list[ObligationId] = []
+    blocked: list[ObligationId] = []
+    alternative: list[ObligationId] = []
+
+
 class PlanArtifact(BaseModel):
     """The §3.7 serialized plan. The §3.7 fields are never renamed; extra fields (derived edges
     with their rule, violations, schedule, overflow sidecars...) are allowed (design.md)."""
@@ -296,6 +320,22 @@ class PlanArtifact(BaseModel):
     branch_scores: Annotated[dict[str, Unit], Field(max_length=caps.MAX_BRANCH_SCORES)]
     revision_history: Annotated[list[Revision], Field(max_length=caps.MAX_REVISIONS)]
     audit: Annotated[list[AuditRow], Field(max_length=caps.MAX_AUDIT_ROWS)]
+    # Extras (design.md: allowed, never renaming the §3.7 fields), so a plan can be explained,
+    # resumed and audited from plan.json alone. Written by plan07.state / plan07.api.
+    repo: str | None = None
+    engine: str = "pydatalog"
+    llm: str = "builtin"
+    edges: list[DerivedEdge] = []
+    violations: list[Violation] = []
+    evidence: Evidence | None = None  # the obligations' 2-hop neighbourhood, or None when...
+    evidence_file: str | None = None  # ...it did not fit 32 KB and lives in this sidecar
+    usage: list[Usage] = []
+    schedule: PlanSchedule = PlanSchedule()
+    collapsed: dict[str, list[Obligation]] = {}  # composite id -> its member obligations
+    active: ObligationId | None = None  # the obligation handed out by the driver
+    bounds: dict[str, NodeBounds] = {}
+    audit_overflow: LogOverflow | None = None
+    revisions_overflow: LogOverflow | None = None
 
 
 # ---------------------------------------------------------------------------------------------
