@@ -1,0 +1,194 @@
+"""Git-backed checkpoints of the target repository's files (§3.3 step 4, design.md). I/O: runs git.
+
+A snapshot is a commit object of plan07's own under `refs/plan07/<plan_id>/<CP>`, built through a
+temporary GIT_INDEX_FILE (`read-tree HEAD`, `add -A`, `write-tree`, `commit-tree`), so the user's
+branch, index, stash and HEAD are never touched. `restore` writes the snapshot's files back and
+removes files added since, never touching `.git`, ignored files, or the paths in `keep`
+(plan07's own state directory). A directory that is not a git work tree has no snapshots.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from plan07.errors import InputError, PlanStateError
+
+REF_ROOT = "refs/plan07"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "plan07", "GIT_AUTHOR_EMAIL": "plan07@localhost",
+    "GIT_COMMITTER_NAME": "plan07", "GIT_COMMITTER_EMAIL": "plan07@localhost",
+}
+_REF_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_BLOB_MODES = {"100644", "100755", "120000"}
+
+
+def _env(index: str | None) -> dict[str, str]:
+    # A GIT_DIR/GIT_WORK_TREE/GIT_INDEX_FILE inherited from a hook would point git elsewhere.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(_IDENTITY)
+    if index is not None:
+        env["GIT_INDEX_FILE"] = index
+    return env
+
+
+def _git(repo: Path, *args: str, index: str | None = None, stdin: bytes | None = None) -> str:
+    proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
+        ["git", "-C", str(repo), *args], input=stdin, capture_output=True, env=_env(index),
+        check=False,
+    )
+    if proc.returncode != 0:
+        err = " ".join(proc.stderr.decode("utf-8", "replace").split())
+        raise PlanStateError(f"git {args[0]} failed in {repo}: {err}")
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def is_git_tree(repo: Path) -> bool:
+    """True iff `repo` is inside a git work tree (and git is installed)."""
+    try:
+        return _git(repo, "rev-parse", "--is-inside-work-tree").strip() == "true"
+    except (PlanStateError, OSError):
+        return False
+
+
+def ref_name(plan_id: str, cp_id: str) -> str:
+    for part, what in ((plan_id, "plan_id"), (cp_id, "checkpoint id")):
+        if not _REF_PART.match(part) or ".." in part or part.endswith((".lock", ".")):
+            raise InputError(f"{what} {part!r} cannot name a git ref; use letters, digits, "
+                             "'-', '_' or '.'", field=what)
+    return f"{REF_ROOT}/{plan_id}/{cp_id}"
+
+
+def _prefix(repo: Path) -> str:
+    return _git(repo, "rev-parse", "--show-prefix").strip()
+
+
+def _pathspec(repo: Path, keep: Sequence[Path]) -> list[str]:
+    """`.` (the repo dir) minus every `keep` path inside it."""
+    root = repo.resolve()
+    spec = ["."]
+    for k in keep:
+        kp = Path(k).resolve()
+        if kp.is_relative_to(root) and kp != root:
+            spec.append(f":(exclude){kp.relative_to(root).as_posix()}")
+    return spec
+
+
+@contextmanager
+def _temp_index() -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="plan07-index-") as d:
+        yield str(Path(d) / "index")
+
+
+def _stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
+    """Fill the temporary index with the work tree as `git add -A` sees it (ignored files out;
+    tracked files seeded from HEAD so a tracked-but-ignored file stays in)."""
+    if _has_head(repo):
+        _git(repo, "read-tree", "HEAD", index=index)
+    _git(repo, "add", "-A", "--", *_pathspec(repo, keep), index=index)
+
+
+def _blobs(repo: Path, index: str) -> set[str]:
+    """Files (blobs and symlinks, not submodules) in the index under the repo dir, repo-relative."""
+    prefix = _prefix(repo)
+    out = set()
+    for rec in _git(repo, "ls-files", "-s", "-z", "--full-name", index=index).split("\0"):
+        if not rec:
+            continue
+        meta, _, path = rec.partition("\t")
+        if meta.split()[0] in _BLOB_MODES and path.startswith(prefix):
+            out.add(path[len(prefix):])
+    return out
+
+
+def snapshot(repo: Path, plan_id: str, cp_id: str, *, keep: Sequence[Path] = ()) -> str | None:
+    """Record the repo's file state as `refs/plan07/<plan_id>/<cp_id>`; None if not a git tree."""
+    ref = ref_name(plan_id, cp_id)
+    if not is_git_tree(repo):
+        return None
+    with _temp_index() as index:
+        _stage_worktree(repo, index, keep)
+        tree = _git(repo, "write-tree", index=index).strip()
+    parents = ["-p", "HEAD"] if _has_head(repo) else []
+    msg = f"plan07 {plan_id} checkpoint {cp_id}"
+    commit = _git(repo, "commit-tree", tree, *parents, "-m", msg).strip()
+    _git(repo, "update-ref", ref, commit)
+    return ref
+
+
+def _has_head(repo: Path) -> bool:
+    try:
+        _git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    except PlanStateError:
+        return False
+    return True
+
+
+def restore(repo: Path, ref: str, *, keep: Sequence[Path] = ()) -> list[str]:
+    """Put the repo's files back as they were at snapshot `ref`. Returns the removed paths.
+
+    Files of the snapshot are written back (changed or deleted ones); files added since (not
+    ignored) are removed. `.git`, ignored files and `keep` paths are never touched; nor are the
+    user's index, branch or stash.
+    """
+    if not is_git_tree(repo):
+        raise PlanStateError(
+            f"rollback needs a git work tree and {repo} is not one: plan07 keeps no file "
+            "snapshots there; restore the files yourself, or `git init` before planning")
+    if not ref.startswith(REF_ROOT + "/"):
+        raise InputError(f"{ref!r} is not a plan07 checkpoint ref ({REF_ROOT}/...)", field="ref")
+    try:
+        _git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+    except PlanStateError:
+        raise PlanStateError(f"checkpoint ref {ref} not found in {repo}; "
+                             "`git for-each-ref refs/plan07` lists what exists") from None
+    with _temp_index() as now_index, _temp_index() as then_index:
+        _stage_worktree(repo, now_index, keep)
+        current = _blobs(repo, now_index)
+        _git(repo, "read-tree", ref, index=then_index)
+        wanted = _blobs(repo, then_index)
+        kept = [Path(k).resolve() for k in keep]
+        root = repo.resolve()
+        wanted = {p for p in wanted if not any((root / p).resolve().is_relative_to(k)
+                                               for k in kept)}
+        removed = sorted(current - wanted)
+        for rel in removed:
+            _remove(root, rel)
+        if wanted:
+            # checkout-index takes paths relative to the repo dir (cwd), like `git add`
+            paths = "\0".join(sorted(wanted)).encode("utf-8", "surrogateescape")
+            _git(repo, "checkout-index", "-f", "-z", "--stdin", index=then_index, stdin=paths)
+    return removed
+
+
+def _remove(root: Path, rel: str) -> None:
+    """Delete one added file and the directories its removal leaves empty (never `.git`)."""
+    path = root / rel
+    if ".git" in Path(rel).parts:
+        return
+    path.unlink(missing_ok=True)
+    parent = path.parent
+    while parent != root and parent.is_relative_to(root) and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
+
+
+def list_refs(repo: Path, plan_id: str) -> list[str]:
+    """The checkpoint refs recorded for `plan_id`, in checkpoint order (CP1, CP2, ... CP10)."""
+    if not is_git_tree(repo):
+        return []
+    out = _git(repo, "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/{plan_id}/")
+    refs = [r for r in out.splitlines() if r]
+    return sorted(refs, key=lambda r: int(re.sub(r"\D", "", r.rsplit("/", 1)[1]) or 0))
+
+
+def delete_refs(repo: Path, refs: Sequence[str]) -> None:
+    """Drop checkpoint refs (e.g. those after the one rolled back to)."""
+    for ref in refs:
+        if ref.startswith(REF_ROOT + "/"):
+            _git(repo, "update-ref", "-d", ref)
