@@ -1,0 +1,220 @@
+"""§3.7 plan-state persistence: plan.json, its lock, the log sidecars and the evidence sidecar.
+I/O (files, fcntl); the artifact itself is built by plan07.api.
+
+Writes are atomic (temp file + fsync + rename + fsync of the directory), so a crash never leaves a
+torn plan.json. Every read-modify-write runs under an exclusive `fcntl.flock` on `plan.lock`
+(`transaction`), so two processes driving one plan cannot lose an update. Caps: the audit keeps
+its newest 64 rows and the revision history its newest 32 inline; older ones are appended to
+`audit.overflow.jsonl` / `revisions.overflow.jsonl` and the artifact counts them (`*_overflow`).
+A sidecar line past that count is the residue of a crashed write and is dropped on the next one.
+Evidence: the obligations' neighbourhood is stored inline; when the artifact would exceed 32 KB it
+moves to `evidence.json` (noted in `evidence_file`); a plan that still exceeds 32 KB is refused.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from plan07 import caps
+from plan07.errors import InputError
+from plan07.model import AuditRow, Evidence, LogOverflow, PlanArtifact, Revision
+
+STATE_ENV = "PLAN07_STATE"
+DEFAULT_STATE = Path("build") / "07-task-decomposition-planning"
+PLAN_FILE = "plan.json"
+LOCK_FILE = "plan.lock"
+EVIDENCE_FILE = "evidence.json"
+AUDIT_OVERFLOW = "audit.overflow.jsonl"
+REVISIONS_OVERFLOW = "revisions.overflow.jsonl"
+
+
+def state_dir(explicit: str | Path | None = None) -> Path:
+    """`--state DIR`, else $PLAN07_STATE, else build/07-task-decomposition-planning/ (cwd)."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(STATE_ENV)
+    return Path(env) if env else DEFAULT_STATE
+
+
+def exists(d: Path) -> bool:
+    return (d / PLAN_FILE).is_file()
+
+
+@contextmanager
+def lock(d: Path) -> Iterator[None]:
+    """An exclusive lock on the plan in `d` (blocks until the other holder is done)."""
+    d.mkdir(parents=True, exist_ok=True)
+    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def load(d: Path) -> PlanArtifact:
+    """plan.json, validated with the shipped JSON Schema; a clear one-line error otherwise."""
+    from plan07.schema import parse
+
+    path = d / PLAN_FILE
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            "no plan here; run `plan07 plan REQUEST --repo DIR` first (or pass --state DIR)",
+            source=str(path),
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the plan: {exc}", source=str(path)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"corrupt plan: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "restore it or re-run `plan07 plan`",
+            source=str(path),
+        ) from None
+    artifact: PlanArtifact = parse("plan", data, source=str(path))
+    return artifact
+
+
+def dumps(artifact: PlanArtifact) -> str:
+    """The on-disk text: one top-level key per line, one list item per line (diffable, compact)."""
+    data = artifact.model_dump(mode="json", by_alias=True, exclude_none=True)
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            items = ",\n  ".join(_compact(v) for v in value)
+            lines.append(f"{json.dumps(key)}: [\n  {items}\n]")
+        else:
+            lines.append(f"{json.dumps(key)}: {_compact(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def save(d: Path, artifact: PlanArtifact) -> int:
+    """Spill capped logs, fit 32 KB, write atomically. Returns the bytes written. Call under
+    `lock(d)`; nothing is written when the plan is refused."""
+    spill_audit = artifact.audit[: max(0, len(artifact.audit) - caps.MAX_AUDIT_ROWS)]
+    spill_revs = artifact.revision_history[
+        : max(0, len(artifact.revision_history) - caps.MAX_REVISIONS)
+    ]
+    out = artifact.model_copy(deep=True)
+    out.audit = out.audit[len(spill_audit) :]
+    out.revision_history = out.revision_history[len(spill_revs) :]
+    out.audit_overflow = _count(out.audit_overflow, AUDIT_OVERFLOW, len(spill_audit))
+    out.revisions_overflow = _count(out.revisions_overflow, REVISIONS_OVERFLOW, len(spill_revs))
+    text = dumps(out)
+    evidence_text = None
+    if len(text.encode()) > caps.ARTIFACT_MAX_BYTES and out.evidence is not None:
+        evidence_text = out.evidence.model_dump_json(indent=1, exclude_defaults=True)
+        out.evidence, out.evidence_file = None, EVIDENCE_FILE
+        text = dumps(out)
+    size = len(text.encode())
+    if size > caps.ARTIFACT_MAX_BYTES:
+        raise InputError(
+            f"the plan artifact would be {size} bytes even with its evidence in a sidecar; "
+            "re-scope the request into smaller plans",
+            field="plan.json", cap=f"ARTIFACT_MAX_BYTES {caps.ARTIFACT_MAX_BYTES}",
+        )
+    d.mkdir(parents=True, exist_ok=True)
+    _append(d / AUDIT_OVERFLOW, artifact.audit_overflow, spill_audit)
+    _append(d / REVISIONS_OVERFLOW, artifact.revisions_overflow, spill_revs)
+    if evidence_text is not None:
+        write_atomic(d / EVIDENCE_FILE, evidence_text)
+    write_atomic(d / PLAN_FILE, text)
+    # the caller's object now matches the disk
+    for name in ("audit", "revision_history", "audit_overflow", "revisions_overflow",
+                 "evidence", "evidence_file"):
+        setattr(artifact, name, getattr(out, name))
+    return size
+
+
+def _count(prev: LogOverflow | None, file: str, n: int) -> LogOverflow | None:
+    if prev is None and n == 0:
+        return None
+    return LogOverflow(file=file, rows=(prev.rows if prev else 0) + n)
+
+
+def _append(path: Path, prev: LogOverflow | None, rows: list[AuditRow] | list[Revision]) -> None:
+    """Append rows after the committed `prev.rows` lines (dropping crashed-write residue)."""
+    if not rows:
+        return
+    keep = _read_lines(path, prev.rows if prev else 0)
+    body = "".join(line + "\n" for line in keep) + "".join(
+        r.model_dump_json() + "\n" for r in rows
+    )
+    write_atomic(path, body)
+
+
+def _read_lines(path: Path, n: int) -> list[str]:
+    if n == 0 or not path.exists():
+        return []
+    lines = path.read_text("utf-8").splitlines()[:n]
+    if len(lines) < n:
+        raise InputError(
+            f"overflow log has {len(lines)} rows, the plan counts {n}; it was truncated",
+            source=str(path),
+        )
+    return lines
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """temp file in the same directory + fsync + rename + fsync of the directory."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    tmp.replace(path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+@contextmanager
+def transaction(d: Path) -> Iterator[PlanArtifact]:
+    """Read-modify-write under the lock: load, let the caller change it, save on success."""
+    with lock(d):
+        artifact = load(d)
+        yield artifact
+        save(d, artifact)
+
+
+def full_audit(d: Path, artifact: PlanArtifact) -> list[AuditRow]:
+    """Every audit row, the spilled ones first."""
+    n = artifact.audit_overflow.rows if artifact.audit_overflow else 0
+    spilled = [AuditRow.model_validate_json(x) for x in _read_lines(d / AUDIT_OVERFLOW, n)]
+    return spilled + list(artifact.audit)
+
+
+def full_revisions(d: Path, artifact: PlanArtifact) -> list[Revision]:
+    n = artifact.revisions_overflow.rows if artifact.revisions_overflow else 0
+    spilled = [Revision.model_validate_json(x) for x in _read_lines(d / REVISIONS_OVERFLOW, n)]
+    return spilled + list(artifact.revision_history)
+
+
+def evidence_of(d: Path, artifact: PlanArtifact) -> Evidence:
+    """The plan's evidence, inline or from its sidecar."""
+    if artifact.evidence is not None:
+        return artifact.evidence
+    if artifact.evidence_file:
+        from plan07.schema import load as load_schema
+
+        ev: Evidence = load_schema("evidence", d / artifact.evidence_file)
+        return ev
+    return Evidence()
