@@ -1,0 +1,64 @@
+"""The rule engine: parse a .dl file once into the IR, check it stratifies, evaluate it on a
+backend (pyDatalog, the default; clingo, the fast path). Pure apart from reading the rule file.
+
+`evaluate(program, facts, engine)` returns the full materialized model: relation -> tuples.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from plan07.engine.ir import Facts, Program
+from plan07.errors import InputError
+
+ENGINES = ("pydatalog", "clingo")
+DEFAULT_RULES = Path(__file__).resolve().parents[2] / "rules" / "ordering.dl"
+
+_cache: dict[tuple[str, float], Program] = {}
+
+
+def rules_path(path: Path | None = None) -> Path:
+    """The rule file: an explicit path, else $PLAN07_RULES, else rules/ordering.dl."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get("PLAN07_RULES")
+    return Path(env) if env else DEFAULT_RULES
+
+
+def load_program(path: Path | None = None) -> Program:
+    """Parse and stratify-check a rule file (cached by path and mtime)."""
+    from plan07.engine.parser import parse_file
+    from plan07.engine.strata import stratify
+
+    p = rules_path(path)
+    try:
+        key = (str(p.resolve()), p.stat().st_mtime)
+    except OSError:
+        key = (str(p), -1.0)
+    prog = _cache.get(key)
+    if prog is None:
+        prog = parse_file(p)
+        stratify(prog)  # unstratifiable negation is a RuleError, before any backend runs
+        _cache[key] = prog
+    return prog
+
+
+def check_engine(engine: str) -> str:
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}",
+                         field="--engine")
+    return engine
+
+
+def evaluate(program: Program, facts: Facts, engine: str = "pydatalog") -> Facts:
+    """The full model of `program` over `facts` on `engine`; every relation of the program is a
+    key (empty set when nothing holds)."""
+    check_engine(engine)
+    if engine == "clingo":
+        from plan07.engine import clingo_backend
+
+        return clingo_backend.evaluate(program, facts)
+    from plan07.engine import pydatalog_backend
+
+    return pydatalog_backend.evaluate(program, facts)

@@ -1,0 +1,258 @@
+"""§3.2 dependency graph over obligations: obligations + evidence -> facts (each with its source)
+-> rules/ordering.dl on a backend -> derived edges and violations; and explain. Pure (apart from
+reading the rule file once).
+
+The fact vocabulary is docs/rules.md. Only the recon/impact neighbourhood of the obligations'
+targets is loaded (plan07.evidence.neighbourhood), so a large repository does not load every fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plan07 import caps
+from plan07.engine.ir import Facts, Tuple_
+from plan07.errors import InputError
+from plan07.model import (
+    DerivedEdge,
+    Evidence,
+    Obligation,
+    OrderResult,
+    Proof,
+    Violation,
+)
+
+NEIGHBOURHOOD_HOPS = 2
+
+# Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog.
+KEYWORDS: dict[str, re.Pattern[str]] = {
+    "default": re.compile(r"default", re.I),
+    "old_default": re.compile(
+        r"old[\s_-]*default|(existing|previous)[\s_-]*default|preserv\w*[\s_-]+(the[\s_-]+)?default"
+        r"|default[\s_-]*(behaviou?r|value)?[\s_-]*(is[\s_-]+)?(preserved|unchanged|kept)", re.I),
+    "new_default": re.compile(r"custom|new[\s_-]*default|non[\s_-]*default|override|configured",
+                              re.I),
+}
+_TEST_MODULE = re.compile(r"^(test_\w+|\w+_test)$")
+
+
+@dataclass
+class FactSet:
+    """Input facts and, for each, where it came from (for explain)."""
+
+    facts: Facts = field(default_factory=dict)
+    sources: dict[tuple[str, Tuple_], list[str]] = field(default_factory=dict)
+
+    def add(self, relation: str, args: Tuple_, source: str) -> None:
+        self.facts.setdefault(relation, set()).add(args)
+        src = self.sources.setdefault((relation, args), [])
+        if source not in src:
+            src.append(source)
+
+
+def normalize_test(ident: str, file: str | None = None) -> str | None:
+    """A test id as `path/test_x.py::name[::name]`, or None when `ident` names no test."""
+    s = ident.strip()
+    if "::" in s:
+        path, _, rest = s.partition("::")
+        path = path.replace("\\", "/").removeprefix("./")
+        return f"{path}::{rest}" if path.endswith(".py") else None
+    parts = s.split(".")
+    if file and file.endswith(".py"):
+        mod = file[:-3].replace("/", ".")
+        if s.startswith(mod + ".") and len(s) > len(mod) + 1:
+            return f"{file}::{'::'.join(s[len(mod) + 1:].split('.'))}"
+    for i in range(len(parts) - 2, -1, -1):
+        if _TEST_MODULE.match(parts[i]) and parts[i + 1].lower().startswith("test"):
+            return f"{'/'.join(parts[: i + 1])}.py::{'::'.join(parts[i + 1:])}"
+    return None
+
+
+def check_caps(obligations: Sequence[Obligation]) -> None:
+    """§3.2 caps: refuse (never truncate) with the cap named."""
+    if len(obligations) > caps.MAX_OBLIGATIONS:
+        raise InputError(f"{len(obligations)} obligations; re-scope the request",
+                         field="obligations", cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
+    seen: set[str] = set()
+    for i, o in enumerate(obligations):
+        if o.id in seen:
+            raise InputError(f"duplicate obligation id {o.id!r}", field=f"obligations[{i}].id")
+        seen.add(o.id)
+        if len(o.dependencies) > caps.MAX_DEPENDENCIES:
+            raise InputError(f"{len(o.dependencies)} dependencies",
+                             field=f"obligations[{i}].dependencies",
+                             cap=f"MAX_DEPENDENCIES={caps.MAX_DEPENDENCIES}")
+        if len(o.evidence) > caps.EVIDENCE_MAX_CHARS:
+            raise InputError(f"evidence is {len(o.evidence)} chars",
+                             field=f"obligations[{i}].evidence",
+                             cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
+
+
+def _neighbourhood(evidence: Evidence, seeds: list[str]) -> Evidence:
+    from plan07.evidence import neighbourhood
+
+    return neighbourhood(evidence, seeds, NEIGHBOURHOOD_HOPS)
+
+
+def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> FactSet:
+    """The input facts of docs/rules.md, each remembering its source."""
+    from plan07.validate import classify
+
+    fs = FactSet()
+    near = _neighbourhood(evidence, sorted({o.target_entity for o in obligations}))
+    node_index = {n.id: i for i, n in enumerate(evidence.recon.nodes)}
+    test_nodes: dict[str, str] = {}  # normalized test id -> source
+    for i, n in enumerate(evidence.recon.nodes):  # every test, not only the neighbourhood's
+        if n.kind == "test":
+            t = normalize_test(n.id, n.file)
+            if t:
+                test_nodes.setdefault(t, f"evidence recon node #{i} ({n.id})")
+    for n in near.recon.nodes:
+        fs.add("entity", (n.id, n.kind), f"evidence recon node #{node_index.get(n.id, '?')}")
+    edge_index = {(e.src, e.dst, e.kind): i for i, e in enumerate(evidence.recon.edges)}
+    for e in near.recon.edges:
+        fs.add("edge", (e.src, e.dst, e.kind),
+               f"evidence recon edge #{edge_index.get((e.src, e.dst, e.kind), '?')}")
+    imp_index = {(e.src, e.dst, e.cause): i for i, e in enumerate(evidence.impact.edges)}
+    for e in near.impact.edges:
+        fs.add("impact", (e.src, e.dst, e.cause),
+               f"evidence impact edge #{imp_index.get((e.src, e.dst, e.cause), '?')} "
+               f"({e.relation}, {e.cause})")
+    for o in obligations:
+        _obligation_facts(fs, o, classify(o.validation), test_nodes)
+    return fs
+
+
+def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, str]) -> None:
+    src = f"obligation {o.id}"
+    fs.add("obligation", (o.id, o.obligation), f"{src} .obligation")
+    fs.add("status", (o.id, o.status), f"{src} .status")
+    fs.add("targets", (o.id, o.target_entity), f"{src} .target_entity")
+    for d in o.dependencies:
+        fs.add("declared_dep", (o.id, d), f"{src} .dependencies")
+    if o.caused_by.strip():
+        fs.add("has_cause", (o.id,), f"{src} .caused_by")
+    fs.add("check_kind", (o.id, kind), f"{src} .validation")
+    named = normalize_test(o.validation) if kind == "pytest_node" else None
+    if named:
+        fs.add("names_test", (o.id, named), f"{src} .validation")
+        if named in tests:
+            fs.add("test_exists", (named,), tests[named])
+    if o.obligation == "modify":
+        as_test = normalize_test(o.target_entity)
+        if as_test:
+            fs.add("defines_test", (o.id, as_test), f"{src} .target_entity")
+        elif named and _is_module_of(o.target_entity, named):
+            fs.add("defines_test", (o.id, named), f"{src} .target_entity + .validation")
+    for word, rx in KEYWORDS.items():
+        for fld in ("caused_by", "evidence", "validation"):
+            if rx.search(getattr(o, fld)):
+                fs.add("mentions", (o.id, word), f"{src} .{fld}")
+
+
+def _is_module_of(target: str, test: str) -> bool:
+    path = test.partition("::")[0]
+    return target.strip() in (path, path[:-3].replace("/", "."))
+
+
+def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str,
+              rules_path: Path | None) -> tuple[Facts, FactSet]:
+    from plan07.engine import check_engine, evaluate, load_program
+
+    check_engine(engine)
+    check_caps(obligations)
+    fs = prepare_facts(obligations, evidence)
+    return evaluate(load_program(rules_path), fs.facts, engine), fs
+
+
+def _detail(kind: str, a: str, b: str, model: Facts) -> str:
+    if kind == "contradicts_ladder":
+        rule = next((r for x, y, r in sorted(model.get("precedes", ())) if (x, y) == (b, a)), "?")
+        return (f"{b} declares a dependency on {a}, but rule {rule} orders {b} before {a}; "
+                "the declared edge is not followed")
+    return {
+        "unknown_dependency": f"{a} depends on {b}, which is not an obligation in this plan",
+        "ungrounded": f"{a} has empty caused_by and dependencies and is not an alternative: "
+                      "rejected as ungrounded (§3.2)",
+        "unplanned_consumer": f"{a} changes a signature {b} consumes, and no obligation "
+                              f"targets {b}: the repo would break at that step",
+    }.get(kind, "")
+
+
+def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
+                 engine: str = "pydatalog", rules_path: Path | None = None) -> OrderResult:
+    """The edges the scheduler must follow (`precedes`) and the violations (§3.2 steps 1-2)."""
+    model, _ = _evaluate(obligations, evidence, engine, rules_path)
+    edges = [DerivedEdge.model_validate({"from": a, "to": b, "rule": r})
+             for a, b, r in sorted(model.get("precedes", set()))]  # type: ignore[misc]
+    violations = []
+    for a, b, kind in sorted(model.get("violation", set()), key=lambda t: (t[2], t[0], t[1])):
+        nodes = [str(a)] if a == b else [str(a), str(b)]
+        violations.append(Violation(kind=str(kind), nodes=nodes,
+                                    detail=_detail(str(kind), str(a), str(b), model)))
+    return OrderResult(edges=edges, violations=violations)
+
+
+def roles(obligations: Sequence[Obligation], evidence: Evidence, *,
+          engine: str = "pydatalog", rules_path: Path | None = None) -> dict[str, list[str]]:
+    """Each obligation's derived roles (role/2), sorted."""
+    model, _ = _evaluate(obligations, evidence, engine, rules_path)
+    out: dict[str, list[str]] = {o.id: [] for o in obligations}
+    for o, r in sorted(model.get("role", set())):  # type: ignore[misc]
+        out.setdefault(str(o), []).append(str(r))
+    return out
+
+
+def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation: str,
+                 pattern: tuple[str | None, ...], *, engine: str = "pydatalog",
+                 depth: int | None = None, rules_path: Path | None = None) -> Proof:
+    """A proof of the first (sorted) tuple of `relation` matching `pattern` (None = any), with
+    the minimal height; or, when none holds, why not."""
+    from plan07.engine import load_program, naive, provenance
+
+    if depth is not None and depth < 0:
+        raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
+    backend_model, fs = _evaluate(obligations, evidence, engine, rules_path)
+    program = load_program(rules_path)
+    model, best = naive.evaluate(program, fs.facts)
+    matches = provenance.find(model, relation, pattern)
+    if bool(matches) != bool(provenance.find(backend_model, relation, pattern)):
+        raise InputError(f"{engine} and the reference evaluator disagree on "
+                         f"{relation}{pattern}; run `plan07 rules test --engine both`")
+
+    def prove_key(key: tuple[str, Tuple_]) -> object:
+        return provenance.prove(program, best, fs.sources, key, 2)
+
+    if not matches:
+        return provenance.why_not(program, model, relation, pattern, prove_key)  # type: ignore[arg-type]
+    key = min(((relation, t) for t in matches), key=lambda k: (best[k].height, str(k[1])))
+    return provenance.proof_of(program, best, fs.sources, key, depth)
+
+
+def explain(obligations: Sequence[Obligation], evidence: Evidence, src: str, dst: str, *,
+            engine: str = "pydatalog", depth: int | None = None,
+            rules_path: Path | None = None) -> Proof:
+    """Why the edge src -> dst exists (`precedes(src, dst, Rule)`), or why not."""
+    proof = explain_atom(obligations, evidence, "precedes", (src, dst, None), engine=engine,
+                         depth=depth, rules_path=rules_path)
+    if not proof.holds:
+        order = derive_order(obligations, evidence, engine=engine, rules_path=rules_path)
+        rev = [e for e in order.edges if (e.from_, e.to) == (dst, src)]
+        if rev:
+            proof.why_not.insert(0, f"the reverse edge {dst} -> {src} holds by rule {rev[0].rule}"
+                                    f" (see `plan07 explain {dst} {src}`)")
+    return proof
+
+
+def explain_violation(obligations: Sequence[Obligation], evidence: Evidence, kind: str,
+                      nodes: Sequence[str], *, engine: str = "pydatalog", depth: int | None = None,
+                      rules_path: Path | None = None) -> Proof:
+    """Why `violation(A, B, kind)` holds (a one-node violation has A == B), or why not."""
+    if not 1 <= len(nodes) <= 2:
+        raise InputError("a violation names one or two nodes", field="NODES")
+    a, b = nodes[0], nodes[-1]
+    return explain_atom(obligations, evidence, "violation", (a, b, kind), engine=engine,
+                        depth=depth, rules_path=rules_path)
