@@ -1,0 +1,424 @@
+"""The library API a harness drives: `Planner` (plan, next, report, complete) and the `PLAN` feature
+flag router (§8). I/O: state files via plan07.state, checks via plan07.validate.
+
+Every state change is one read-modify-write of plan.json under its lock (`_transaction`), so two
+processes driving one plan never lose an update. The private steps are kept small so the fail path
+(scoped replan), feedback, rollback and resume (issue 7) slot in: `_reschedule`,
+`_replace_subgraph`, `_on_fail`, `_on_checkpoint`, `_record`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from plan07 import driver, state
+from plan07.errors import InputError, ModelOutputError, PlanStateError
+from plan07.model import (
+    AuditRow,
+    Checkpoint,
+    DerivedEdge,
+    DriverView,
+    Evidence,
+    NodeBounds,
+    Obligation,
+    OrderResult,
+    PlanArtifact,
+    PlanDAG,
+    PlanNode,
+    PlanSchedule,
+    Requirement,
+    Revision,
+    Usage,
+    Verdict,
+    Violation,
+)
+from plan07.planner import schedule, sort_ids, topological_order
+
+if TYPE_CHECKING:
+    from plan07.llm import LLMClient
+
+FLAG_ENV = "PLAN"
+Route = Literal["plan07", "current"]
+
+
+def route(task: object | None = None, *, env: Mapping[str, str] | None = None) -> Route:
+    """§8 feature flag: `PLAN=plan07|current` (default `current`) decides which path a harness
+    takes for `task`; switching back needs no code change. `task` is accepted so the A/B harness
+    (§7) can route per task later; today the flag alone decides."""
+    del task
+    value = (os.environ if env is None else env).get(FLAG_ENV, "").strip() or "current"
+    if value not in ("plan07", "current"):
+        raise InputError(f"PLAN={value!r}; use PLAN=plan07 or PLAN=current", field=FLAG_ENV)
+    return "plan07" if value == "plan07" else "current"
+
+
+def enabled(env: Mapping[str, str] | None = None) -> bool:
+    """True iff the harness should plan with plan07 (PLAN=plan07)."""
+    return route(env=env) == "plan07"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Planner:
+    """One persisted plan in `state_dir`. Create it with `Planner.create`, reopen it with
+    `Planner.open`; every method re-reads plan.json under the lock, so several processes (or
+    Planner objects) may drive the same plan."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+
+    # -----------------------------------------------------------------------------------------
+    # construction
+
+    @classmethod
+    def create(
+        cls,
+        request: str,
+        *,
+        repo: Path,
+        evidence: Evidence | None = None,
+        llm: str | LLMClient = "builtin",
+        state_dir: Path | None = None,
+        engine: str = "pydatalog",
+        task_text: str | None = None,
+    ) -> Planner:
+        """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
+        schedule -> persist. Raises before anything is written when a stage refuses."""
+        from plan07.canonicalize import canonicalize
+        from plan07.decompose import decompose
+        from plan07.evidence import build_evidence, neighbourhood
+        from plan07.llm import make_client
+        from plan07.obliggraph import derive_order
+
+        repo = Path(repo)
+        if not repo.is_dir():
+            raise InputError("repository directory not found", field="--repo", source=str(repo))
+        requirement = canonicalize(request, task_text)
+        if evidence is None:
+            evidence = build_evidence(repo, request=request)
+        client = make_client(llm) if isinstance(llm, str) else llm
+        dec = decompose(requirement, evidence, client)
+        if not dec.obligations:
+            why = "re-scope it into smaller requests" if dec.rescope else "re-canonicalize it"
+            raise ModelOutputError(
+                f"the decomposition gave no obligations ({dec.reason or 're_decompose'}); "
+                f"nothing was planned: {why} (§4 fallback)",
+                raw=dec.raw or "",
+            )
+        order = derive_order(dec.obligations, evidence, engine=engine)
+        kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
+        artifact = build_artifact(
+            requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
+            llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
+            usage=[dec.usage] if dec.usage else [], now=_now(),
+        )
+        d = state.state_dir(state_dir)
+        with state.lock(d):
+            for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW, state.EVIDENCE_FILE):
+                (d / stale).unlink(missing_ok=True)
+            planner = cls(d)
+            planner._on_checkpoint(artifact, artifact.checkpoints[0])
+            state.save(d, artifact)
+        return planner
+
+    @classmethod
+    def open(cls, state_dir: Path | None = None) -> Planner:
+        """Reopen a persisted plan (validated with the shipped schema)."""
+        d = state.state_dir(state_dir)
+        state.load(d)
+        return cls(d)
+
+    # -----------------------------------------------------------------------------------------
+    # what a harness reads
+
+    @property
+    def artifact(self) -> PlanArtifact:
+        """The §3.7 artifact as it is on disk now."""
+        return state.load(self.state_dir)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """One event per state transition (node, event, verdict), from the full audit trail."""
+        art = self.artifact
+        verdicts = {"passed": "pass", "failed": "fail"}
+        return [
+            {"node": r.obligation, "event": r.event, "verdict": verdicts.get(r.event),
+             "time": r.time}
+            for r in state.full_audit(self.state_dir, art)
+        ]
+
+    @property
+    def usage(self) -> list[Usage]:
+        """Token usage, one entry per model call (the A/B harness sums these, §7)."""
+        return list(self.artifact.usage)
+
+    def dag(self) -> PlanDAG:
+        return dag_of(self.artifact)
+
+    # -----------------------------------------------------------------------------------------
+    # driving
+
+    def next(self) -> DriverView | None:
+        """§3.4: the single actionable obligation (the one handed out, until it completes);
+        None when nothing is ready (the plan is done, or waits on a failed node)."""
+        with self._transaction() as art:
+            nodes = {n.id: n for n in art.nodes}
+            current = nodes.get(art.active or "")
+            if current is None or current.state == "complete" or current.status != "ready":
+                current = driver.pick(dag_of(art))
+            if current is None:
+                art.active = None
+                return None
+            if art.active != current.id:
+                art.active = current.id
+                self._record(art, current.id, "handed_out",
+                             f"handed out: {current.obligation} {current.target_entity}")
+            return driver.view(current)
+
+    def report_edit(self, node_id: str, path: str | Path) -> None:
+        """The harness edited `path` for `node_id` (the handed-out node); a 6th file is refused."""
+        with self._transaction() as art:
+            driver.require_active(art.active, node_id)
+            rel = _relative(path, art.repo)
+            b = art.bounds.get(node_id, NodeBounds())
+            edited = driver.admit_edit(node_id, b.edited_files, rel)
+            art.bounds[node_id] = b.model_copy(update={"edited_files": edited})
+            node = _node(art, node_id)
+            self._record(art, node_id, "edit",
+                         f"edit accepted because {node_id} is the active obligation "
+                         f"({node.obligation} {node.target_entity})", accepted_edit=rel)
+
+    def report_test_call(self, node_id: str) -> None:
+        """The harness ran a test for `node_id`; the 11th call is refused."""
+        with self._transaction() as art:
+            driver.require_active(art.active, node_id)
+            b = art.bounds.get(node_id, NodeBounds())
+            calls = driver.admit_test_call(node_id, b.test_calls)
+            art.bounds[node_id] = b.model_copy(update={"test_calls": calls})
+
+    def complete(self, node_id: str, *, timeout: float = 120.0) -> Verdict:
+        """§3.5: run the node's validation (outside the lock), then record the verdict. pass ->
+        complete, reschedule, checkpoints reached; fail -> `_on_fail`."""
+        art = self.artifact
+        node = _node(art, node_id)
+        if node.state == "complete":
+            raise PlanStateError(f"obligation {node_id!r} is already complete; run `plan07 next`")
+        if node.status != "ready":
+            done = {n.id for n in art.nodes if n.state == "complete"}
+            waiting = [d for d in node.dependencies if d not in done]
+            why = f"waits on {', '.join(waiting)}" if waiting else "is an alternative branch"
+            raise PlanStateError(f"obligation {node_id!r} is {node.status}: it {why}; "
+                                 "complete those first (`plan07 next` shows the ready one)")
+        if not art.repo:
+            raise PlanStateError("the plan records no repository; re-run `plan07 plan --repo DIR`")
+        verdict = self._validate(node, art.collapsed.get(node_id, []), Path(art.repo), timeout)
+        with self._transaction() as art:
+            node = _node(art, node_id)
+            if verdict.passed:
+                again = " (it was already complete)" if node.state == "complete" else ""
+                reached_before = reached_checkpoints(art)
+                node.state = "complete"
+                art.bounds.pop(node_id, None)
+                if art.active == node_id:
+                    art.active = None
+                self._record(art, node_id, "passed",
+                             f"validated: {verdict.check} passed{again}")
+                self._reschedule(art)
+                for cp in art.checkpoints:
+                    if cp.id in reached_checkpoints(art) and cp.id not in reached_before:
+                        self._on_checkpoint(art, cp)
+            else:
+                node.state = "failed"
+                self._record(art, node_id, "failed",
+                             f"validation failed: {verdict.check} ({verdict.kind})")
+                self._on_fail(art, node_id, verdict)
+        return verdict
+
+    # -----------------------------------------------------------------------------------------
+    # the private steps (issue 7 extends these: scoped replan, feedback, rollback, resume)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[PlanArtifact]:
+        """Read-modify-write under the lock; written only when something changed."""
+        with state.lock(self.state_dir):
+            art = state.load(self.state_dir)
+            before = art.model_copy(deep=True)
+            yield art
+            if art != before:
+                state.save(self.state_dir, art)
+
+    def _record(self, art: PlanArtifact, node_id: str, event: str, trace: str, *,
+                accepted_edit: str = "") -> None:
+        art.audit.append(AuditRow(obligation=node_id, accepted_edit=accepted_edit, trace=trace,
+                                  event=event, time=_now()))
+
+    def _revise(self, art: PlanArtifact, change: str, caused_by: str) -> Revision:
+        last = state.full_revisions(self.state_dir, art)[-1:] if state.exists(self.state_dir) \
+            else art.revision_history[-1:]
+        rev = Revision(rev=(last[0].rev + 1) if last else 1, time=_now(), change=change,
+                       caused_by=caused_by)
+        art.revision_history.append(rev)
+        return rev
+
+    def _reschedule(self, art: PlanArtifact) -> None:
+        """Recompute the §3.3 DAG from the plan's obligations, edges and node states."""
+        obligations = obligations_of(art)
+        dag = schedule(
+            obligations, OrderResult(edges=art.edges, violations=art.violations),
+            state.evidence_of(self.state_dir, art),
+            completed=[n.id for n in art.nodes if n.state == "complete"],
+            failed=[n.id for n in art.nodes if n.state == "failed"],
+        )
+        _apply(art, dag, obligations)
+
+    def _replace_subgraph(
+        self, art: PlanArtifact, *, remove: Iterable[str], add: Sequence[Obligation],
+        edges: Sequence[DerivedEdge], violations: Sequence[Violation] | None = None,
+        change: str, caused_by: str,
+    ) -> Revision:
+        """Drop `remove`, add `add`, take `edges` as the plan's derived edges (and `violations`
+        when given), reschedule; every other node keeps its state. One revision recorded."""
+        gone = set(remove)
+        states = {m: n.state for n in art.nodes for m in (n.members or [n.id])}
+        kept = [o for o in obligations_of(art) if o.id not in gone]
+        art.nodes = [PlanNode(**o.model_dump(), state=states.get(o.id, "pending"))
+                     for o in [*kept, *add]]
+        art.collapsed = {}
+        art.edges = list(edges)
+        if violations is not None:
+            art.violations = list(violations)
+        self._reschedule(art)
+        return self._revise(art, change, caused_by)
+
+    def _on_fail(self, art: PlanArtifact, node_id: str, verdict: Verdict) -> None:
+        """A failed validation: the node is marked failed and recorded (above); its dependents
+        stay blocked. Issue 7 replaces this with the scoped replan (§3.5 step 3)."""
+        del verdict
+        self._reschedule(art)
+        if art.active == node_id:
+            art.active = None
+
+    def _on_checkpoint(self, art: PlanArtifact, cp: Checkpoint) -> None:
+        """A checkpoint was reached (every earlier obligation validated): audited and persisted
+        (the transaction writes it). Issue 7 adds the git snapshot (`cp.git_ref`)."""
+        self._record(art, cp.id, "checkpoint",
+                     f"checkpoint {cp.id} reached after step {cp.step}: "
+                     f"{', '.join(cp.after) or 'the start'} validated")
+
+    def _validate(self, node: PlanNode, members: Sequence[Obligation], repo: Path,
+                  timeout: float) -> Verdict:
+        """§3.5 step 1 via plan07.validate.run_check; a collapsed cycle is validated as one unit
+        (every member's check must pass)."""
+        from plan07.validate import run_check
+
+        if not members:
+            return run_check(node, repo, timeout=timeout)
+        parts = [run_check(PlanNode(**m.model_dump()), repo, timeout=timeout) for m in members]
+        bad = next((p for p in parts if not p.passed), parts[-1])
+        return Verdict(
+            node_id=node.id, passed=all(p.passed for p in parts),
+            check=" && ".join(p.check for p in parts), kind=bad.kind,
+            output_tail=bad.output_tail, duration_s=round(sum(p.duration_s for p in parts), 3),
+            test_calls=sum(p.test_calls for p in parts),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# pure helpers over artifacts
+
+
+def build_artifact(
+    requirement: Requirement, obligations: Sequence[Obligation], order: OrderResult,
+    evidence: Evidence, *, repo: Path | None, engine: str, llm: str, usage: list[Usage], now: str,
+) -> PlanArtifact:
+    """A fresh §3.7 artifact: the schedule of `obligations` with revision 1 and one audit row."""
+    dag = schedule(obligations, order, evidence)
+    digest = hashlib.sha256(
+        (requirement.model_dump_json() + "".join(o.model_dump_json() for o in obligations))
+        .encode()
+    ).hexdigest()[:6]
+    stamp = now[:16].replace("-", "").replace("T", "-").replace(":", "")
+    art = PlanArtifact(
+        plan_id=f"plan-{stamp}-{digest}", requirement=requirement, nodes=[], checkpoints=[],
+        branch_scores={}, revision_history=[
+            Revision(rev=1, time=now, caused_by=f"decomposition ({llm})",
+                     change=f"planned {len(obligations)} obligations, {len(order.edges)} "
+                            f"edges, {len(order.violations)} violations")],
+        audit=[AuditRow(obligation="plan", trace=f"planned {len(obligations)} obligations "
+                        f"with engine {engine}", event="planned", time=now)],
+        repo=str(repo) if repo else None, engine=engine, llm=llm, edges=order.edges,
+        violations=order.violations, evidence=evidence, usage=usage,
+    )
+    _apply(art, dag, obligations)
+    return art
+
+
+def _apply(art: PlanArtifact, dag: PlanDAG, obligations: Sequence[Obligation]) -> None:
+    by_id = {o.id: o for o in obligations}
+    old_refs = {(c.id, tuple(c.after)): c.git_ref for c in art.checkpoints}
+    art.nodes = dag.nodes
+    art.checkpoints = [
+        c.model_copy(update={"git_ref": old_refs.get((c.id, tuple(c.after)), c.git_ref)})
+        for c in dag.checkpoints
+    ]
+    art.branch_scores = dict(dag.branch_scores)
+    art.collapsed = {n.id: [by_id[m] for m in n.members] for n in dag.nodes if n.cycle_collapsed}
+    art.schedule = PlanSchedule(order=topological_order(dag), ready=dag.ready,
+                                blocked=dag.blocked, alternative=dag.alternative)
+
+
+def obligations_of(art: PlanArtifact) -> list[Obligation]:
+    """The plan's obligations: its nodes, with every collapsed cycle expanded to its members."""
+    out: list[Obligation] = []
+    fields = set(Obligation.model_fields)
+    for n in art.nodes:
+        if n.cycle_collapsed:
+            out.extend(art.collapsed.get(n.id, []))
+        else:
+            out.append(Obligation(**n.model_dump(include=fields)))
+    return out
+
+
+def dag_of(art: PlanArtifact) -> PlanDAG:
+    """The §3.3 view of a persisted plan (edges from the nodes' effective dependencies)."""
+    return PlanDAG(
+        nodes=art.nodes,
+        edges=[(d, n.id) for n in art.nodes for d in n.dependencies],
+        ready=art.schedule.ready, blocked=art.schedule.blocked,
+        alternative=art.schedule.alternative, checkpoints=art.checkpoints,
+        branch_scores=art.branch_scores,
+    )
+
+
+def reached_checkpoints(art: PlanArtifact) -> list[str]:
+    """Checkpoints whose steps, and every earlier checkpoint's, are all complete."""
+    done = {n.id for n in art.nodes if n.state == "complete"}
+    out = []
+    for cp in art.checkpoints:
+        if not set(cp.after) <= done:
+            break
+        out.append(cp.id)
+    return out
+
+
+def _node(art: PlanArtifact, node_id: str) -> PlanNode:
+    for n in art.nodes:
+        if n.id == node_id:
+            return n
+    raise PlanStateError(f"no obligation {node_id!r} in the plan; it has "
+                         f"{', '.join(sort_ids(n.id for n in art.nodes))}")
+
+
+def _relative(path: str | Path, repo: str | None) -> str:
+    p = Path(path)
+    if repo and p.is_absolute() and p.resolve().is_relative_to(Path(repo)):
+        return p.resolve().relative_to(Path(repo)).as_posix()
+    return p.as_posix()
