@@ -40,3 +40,8 @@ LLM_MAX_COMPLETION_TOKENS = 2048
 ID_MAX_CHARS = 32
 ENTITY_MAX_CHARS = 300
 FIELD_MAX_CHARS = 500
+
+# Evidence (issue 4, ours): built-in recon / impact / soft-rank bounds
+EVIDENCE_MAX_DEPTH = 6  # impact walks at most this many steps from a seed
+LOCALIZATION_TOP_K = 10  # lex localization keeps this many entities when no seed is given
+SOFT_RANK_MAX_ENTITIES = 256  # soft_rank entries in a built bundle (anchors, impacted, best lex)

@@ -32,6 +32,7 @@ def _root() -> None:
 # Command modules, each with `register(app)`. Order = order in --help.
 COMMAND_MODULES = [
     "plan07.cli.basic",
+    "plan07.cli.evidence",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,102 @@
+"""build_evidence: the whole built-in evidence bundle for a Python repository — recon (03), a
+one-line context per localized entity (04), lex localization (05), impact (06), soft-rank. I/O
+(reads the tree and git history) around the pure parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plan07.caps import (
+    EVIDENCE_MAX_DEPTH,
+    LOCALIZATION_TOP_K,
+    SOFT_RANK_MAX_ENTITIES,
+)
+from plan07.errors import InputError
+from plan07.evidence.impact import impact
+from plan07.evidence.recon import recon
+from plan07.evidence.resolve import ReconResult
+from plan07.evidence.softrank import cochange, commit_files, lex_scores
+from plan07.model import ContextItem, Evidence, Impact, Localization, Recon, SoftRank
+
+NOT_LOCALIZED = {"module", "test", "migration"}  # where a change lands is code, not these
+
+
+@dataclass
+class Built:
+    evidence: Evidence
+    warnings: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+def build_evidence(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
+                   depth: int = 2) -> Evidence:
+    """Built-in evidence for the Python repository at `repo` (agreed interface, issue 4)."""
+    return build(repo, request=request, seeds=seeds, depth=depth).evidence
+
+
+def build(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
+          depth: int = 2) -> Built:
+    """build_evidence, keeping the warnings (files that did not parse) and the file count."""
+    if not 0 <= depth <= EVIDENCE_MAX_DEPTH:
+        raise InputError(f"depth must be in 0..{EVIDENCE_MAX_DEPTH}, got {depth}", field="--depth",
+                         cap="EVIDENCE_MAX_DEPTH")
+    rr = recon(Path(repo))
+    return Built(assemble(rr, Path(repo), request=request, seeds=seeds, depth=depth),
+                 rr.warnings, len({n.file for n in rr.nodes}))
+
+
+def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
+             seeds: Sequence[str] | None, depth: int) -> Evidence:
+    """Recon result -> bundle. `repo=None` skips git (cochange 0)."""
+    graph = Recon(nodes=rr.nodes, edges=rr.edges)
+    by_id = {n.id: n for n in rr.nodes}
+    lexes = lex_scores(request, rr.nodes) if request else {}
+    if seeds:
+        entities = [resolve_seed(s, by_id) for s in seeds]
+        localization = [Localization(entity=e, score=1.0) for e in dict.fromkeys(entities)]
+    else:
+        ranked = sorted((e for e in lexes if by_id[e].kind not in NOT_LOCALIZED),
+                        key=lambda e: (-lexes[e], e))[:LOCALIZATION_TOP_K]
+        localization = [Localization(entity=e, score=lexes[e]) for e in ranked]
+    anchors = [x.entity for x in localization]
+    edges = impact(graph, anchors, depth, arity=rr.arity, passed=rr.passed)
+    # soft-rank: the anchors, everything impact reached, then the best lexical matches
+    keep = dict.fromkeys(anchors + [e.dst for e in edges])
+    for e in sorted(lexes, key=lambda e: (-lexes[e], e)):
+        if len(keep) >= SOFT_RANK_MAX_ENTITIES:
+            break
+        keep.setdefault(e)
+    files = {f for e in keep if (f := by_id[e].file)}
+    anchor_files = {f for e in anchors if (f := by_id[e].file)}
+    co = cochange(commit_files(repo), anchor_files, files) if repo and anchor_files else {}
+    soft = {
+        e: SoftRank(lex=lexes.get(e, 0.0), cochange=co.get(by_id[e].file or "", 0.0))
+        for e in sorted(keep)
+    }
+    context = [ContextItem(entity=e, summary=rr.docs.get(e) or by_id[e].signature or by_id[e].kind)
+               for e in anchors]
+    return Evidence(recon=graph, impact=Impact(edges=edges), localization=localization,
+                    context=context, soft_rank=soft)
+
+
+def resolve_seed(seed: str, by_id: Mapping[str, object]) -> str:
+    """A seed as an entity id: a dotted id, or a pytest node id `tests/test_x.py::TestA::test_b`
+    (mapped to `tests.test_x.TestA.test_b`); an unknown seed is an error naming close matches."""
+    if seed in by_id:
+        return seed
+    if "::" in seed:
+        path, *names = seed.split("::")
+        from plan07.evidence.parse import module_name
+
+        if path.endswith(".py"):
+            dotted = ".".join([module_name(path)[0], *names])
+            if dotted in by_id:
+                return dotted
+    tail = seed.rpartition(".")[2].rpartition(":")[2]
+    near = sorted(e for e in by_id if e.rpartition(".")[2] == tail)[:3]
+    hint = (f"; did you mean {', '.join(near)}?" if near
+            else "; use a dotted name like pkg.mod.Class.method")
+    raise InputError(f"seed {seed!r} is not an entity of this repository{hint}", field="--seed")

@@ -1,0 +1,55 @@
+"""Per-file recon facts: one Python module's definitions, imports and raw call references, read
+with the standard `ast` module before any cross-file resolution. Pure (source text in, facts out).
+
+Names are kept raw here (`("self", "load")`, `("auth", "SessionConfig")`); plan07.evidence.resolve
+turns them into qualified entities once every module of the repository is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Chain = tuple[str, ...]  # a dotted reference: ("pkg", "auth", "load"); head "self"/"super" special
+
+
+@dataclass
+class CallRef:
+    chain: Chain
+    nargs: int  # positional arguments at the call site
+    keywords: tuple[str, ...]  # keyword names at the call site (a `**kw` counts as "**")
+
+
+@dataclass
+class Def:
+    """A class, function, method or test, with everything resolution needs and no body text."""
+
+    qualname: str  # dotted inside its module: "SessionManager.load"
+    kind: str  # class | function | method | test
+    line: int
+    signature: str
+    doc: str = ""  # first docstring line
+    bases: list[Chain] = field(default_factory=list)
+    decorators: list[Chain] = field(default_factory=list)
+    annotations: list[Chain] = field(default_factory=list)
+    calls: list[CallRef] = field(default_factory=list)
+    attr_types: dict[str, Chain] = field(default_factory=dict)  # class: self.x / x: T -> T
+    params: list[str] = field(default_factory=list)  # function: parameter names, in order
+    defaults: int = 0  # function: how many parameters have a default value
+    structured: bool = False  # class: dataclass / TypedDict / NamedTuple / pydantic at parse time
+    field_signature: str = ""  # class: `class C(timeout: int = 30)` from its annotated fields
+    field_defaults: int = 0  # class: how many annotated fields have a default
+
+
+@dataclass
+class ModuleFacts:
+    name: str  # dotted module name: "pkg.auth"
+    file: str  # path relative to the repository root, "/" separated
+    is_package: bool
+    kind: str = "module"  # module | migration | test (a test module is still kind module)
+    is_test_file: bool = False
+    doc: str = ""
+    bindings: dict[str, str] = field(default_factory=dict)  # local name -> qualified dotted name
+    imports: list[str] = field(default_factory=list)  # every imported qualified name, in order
+    defs: list[Def] = field(default_factory=list)
+    top_calls: list[CallRef] = field(default_factory=list)  # calls at module level
+    migration_models: list[str] = field(default_factory=list)  # Django models a migration touches

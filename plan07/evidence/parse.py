@@ -1,0 +1,414 @@
+"""Read one Python module into ModuleFacts with the standard `ast` module. Pure: source in, facts
+out (a file that does not parse raises SyntaxError; the caller reports it and moves on).
+
+Only the signature line of a definition is kept (rendered from the AST), never its body.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+
+from plan07.caps import FIELD_MAX_CHARS
+from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
+
+Scope = ast.FunctionDef | ast.AsyncFunctionDef
+# Class markers recognised at parse time; resolve also follows in-repo inheritance.
+STRUCT_BASES = {"BaseModel", "TypedDict", "NamedTuple", "BaseSettings", "Schema"}
+STRUCT_DECORATORS = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclasses"}
+DJANGO_OPS = {
+    "CreateModel", "DeleteModel", "AddField", "AlterField", "RemoveField", "RenameField",
+    "RenameModel", "AlterModelOptions", "AddIndex", "RemoveIndex", "AddConstraint",
+    "AlterUniqueTogether", "AlterIndexTogether", "AlterModelTable",
+}
+
+
+def clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= FIELD_MAX_CHARS else text[: FIELD_MAX_CHARS - 1] + "…"
+
+
+def chain_of(expr: ast.expr) -> Chain | None:
+    """`a.b.c` -> ("a", "b", "c"); `super().m` -> ("super", "m"); `A(...).m` -> ("A", "m")."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+    elif isinstance(expr, ast.Call) and parts:
+        if isinstance(expr.func, ast.Name) and expr.func.id == "super":
+            parts.append("super")
+        else:  # `A(...).m`: resolution keeps it only when A is a class that has m
+            inner = chain_of(expr.func)
+            if inner is None:
+                return None
+            parts.extend(reversed(inner))
+    else:
+        return None
+    return tuple(reversed(parts))
+
+
+def type_chains(ann: ast.expr | None) -> list[Chain]:
+    """Every dotted name inside an annotation, string annotations included."""
+    if ann is None:
+        return []
+    if isinstance(ann, ast.Name | ast.Attribute):
+        c = chain_of(ann)
+        if c is not None:
+            return [c]
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            return type_chains(ast.parse(ann.value, mode="eval").body)
+        except SyntaxError:
+            return []
+    return [c for child in ast.iter_child_nodes(ann) for c in type_chains(child)]  # type: ignore[arg-type]
+
+
+def simple_type(ann: ast.expr | None) -> Chain | None:
+    """The one class an annotation names (`T`, `mod.T`, `Optional[T]`, `T | None`), else None."""
+    if ann is None:
+        return None
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            return simple_type(ast.parse(ann.value, mode="eval").body)
+        except SyntaxError:
+            return None
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        sides = [s for s in (ann.left, ann.right) if not _is_none(s)]
+        return simple_type(sides[0]) if len(sides) == 1 else None
+    optional = {("Optional",), ("typing", "Optional")}
+    if isinstance(ann, ast.Subscript) and chain_of(ann.value) in optional:
+        return simple_type(ann.slice)
+    if isinstance(ann, ast.Name | ast.Attribute):
+        return chain_of(ann)
+    return None
+
+
+def _is_none(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and e.value is None
+
+
+def _call_ref(call: ast.Call, chain: Chain) -> CallRef:
+    kws = tuple(k.arg or "**" for k in call.keywords)
+    return CallRef(chain, sum(not isinstance(a, ast.Starred) for a in call.args), kws)
+
+
+def _first_doc_line(node: ast.AST) -> str:
+    assert isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    doc = ast.get_docstring(node, clean=True) or ""
+    return clip(doc.strip().splitlines()[0]) if doc.strip() else ""
+
+
+def module_name(file: str) -> tuple[str, bool]:
+    """`pkg/auth.py` -> ("pkg.auth", False); `pkg/__init__.py` -> ("pkg", True); a leading
+    `src/` is a source root, not a package."""
+    parts = file[:-3].split("/")
+    if parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts) or "__init__", is_package
+
+
+def is_test_file(file: str) -> bool:
+    base = posixpath.basename(file)
+    return base.startswith("test_") or base.endswith("_test.py")
+
+
+def parse_module(source: str, file: str) -> ModuleFacts:
+    """The facts of one module; raises SyntaxError (or ValueError on NUL bytes) if it does not
+    parse."""
+    tree = ast.parse(source, filename=file)
+    name, is_package = module_name(file)
+    mf = ModuleFacts(name=name, file=file, is_package=is_package, is_test_file=is_test_file(file))
+    mf.doc = _first_doc_line(tree)
+    _imports(tree, mf)
+    dirs = file.split("/")[:-1]
+    if "migrations" in dirs and not is_package:
+        mf.kind = "migration"  # Django: <app>/migrations/0002_x.py
+        mf.migration_models = _django_models(tree)
+    elif "versions" in dirs and "def upgrade" in source and "revision" in source:
+        mf.kind = "migration"  # Alembic: <env>/versions/<rev>_x.py
+    _Walker(mf).body(tree.body, prefix="", cls=None)
+    return mf
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """Every node under `node` (itself included); ~2x faster than `ast.walk` on large files."""
+    out: list[ast.AST] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, list):
+                todo.extend(x for x in v if isinstance(x, ast.AST))
+            elif isinstance(v, ast.AST):
+                todo.append(v)
+    return out
+
+
+def statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement in `body`, nested blocks (functions, classes, if/try/with/match) included,
+    without descending into expressions."""
+    out: list[ast.stmt] = []
+    todo = list(reversed(body))
+    while todo:
+        st = todo.pop()
+        out.append(st)
+        for f in ("body", "orelse", "finalbody"):
+            todo.extend(reversed(getattr(st, f, None) or []))
+        for h in getattr(st, "handlers", None) or []:
+            todo.extend(reversed(h.body))
+        for c in getattr(st, "cases", None) or []:
+            todo.extend(reversed(c.body))
+    return out
+
+
+def _imports(tree: ast.Module, mf: ModuleFacts) -> None:
+    package = mf.name if mf.is_package else mf.name.rpartition(".")[0]
+    for node in statements(tree.body):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                mf.imports.append(a.name)
+                if a.asname:
+                    mf.bindings[a.asname] = a.name
+                else:
+                    head = a.name.split(".")[0]
+                    mf.bindings.setdefault(head, head)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".") if package else []
+                pkg = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+                base = ".".join(pkg + ([node.module] if node.module else []))
+            for a in node.names:
+                if a.name == "*":
+                    mf.imports.append(base)
+                    continue
+                target = f"{base}.{a.name}" if base else a.name
+                mf.imports.append(target)
+                mf.bindings[a.asname or a.name] = target
+
+
+def _django_models(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)):
+            continue
+        op = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        if op not in DJANGO_OPS:
+            continue
+        for kw in node.keywords:
+            key_ok = kw.arg == "model_name" or (kw.arg == "name" and op.endswith("Model"))
+            if key_ok and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                names.append(kw.value.value)
+    return sorted(set(names))
+
+
+class _Walker:
+    """Collects the definitions of a module body, recursing into classes (not function bodies)."""
+
+    def __init__(self, mf: ModuleFacts) -> None:
+        self.mf = mf
+
+    def body(self, stmts: list[ast.stmt], *, prefix: str, cls: Def | None) -> None:
+        for st in stmts:
+            if isinstance(st, ast.ClassDef):
+                self.klass(st, prefix=prefix, outer=cls)
+            elif isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.function(st, prefix=prefix, cls=cls)
+            elif isinstance(st, ast.If | ast.Try | ast.With | ast.AsyncWith):
+                # conditionally defined names are still definitions of this scope
+                for block in _blocks(st):
+                    self.body(block, prefix=prefix, cls=cls)
+                if isinstance(st, ast.If | ast.With | ast.AsyncWith):
+                    self._stmt_calls(_heads(st), cls)
+            else:
+                self._stmt_calls([st], cls)
+                if cls is not None and isinstance(st, ast.AnnAssign):
+                    cls.annotations += type_chains(st.annotation)
+                    if isinstance(st.target, ast.Name) and (t := simple_type(st.annotation)):
+                        cls.attr_types[st.target.id] = t
+
+    def _stmt_calls(self, nodes: list[ast.AST], cls: Def | None) -> None:
+        sink = cls.calls if cls is not None else self.mf.top_calls
+        for n in nodes:
+            for c in walk(n):
+                if isinstance(c, ast.Call) and (ch := chain_of(c.func)):
+                    sink.append(_call_ref(c, ch))
+
+    def klass(self, node: ast.ClassDef, *, prefix: str, outer: Def | None) -> None:
+        qual = f"{prefix}{node.name}"
+        bases = [c for b in node.bases if (c := chain_of(b))]
+        decos = [c for d in node.decorator_list if (c := chain_of(_deco(d)))]
+        struct = any(b[-1] in STRUCT_BASES for b in bases) or any(
+            d[-1] in STRUCT_DECORATORS or d[0] in {"attr", "attrs"} for d in decos)
+        test = self.mf.is_test_file and node.name.startswith("Test") and outer is None
+        d = Def(qual, "test" if test else "class", node.lineno, "", _first_doc_line(node),
+                bases=bases, decorators=decos, structured=struct)
+        self.mf.defs.append(d)
+        self.body(node.body, prefix=qual + ".", cls=d)
+        d.signature = _class_signature(node, fields=False)
+        d.field_signature = _class_signature(node, fields=True)
+        if d.field_signature == d.signature:
+            d.field_signature = ""
+        fields = [s for s in node.body if isinstance(s, ast.AnnAssign)]
+        d.params = [f.target.id for f in fields if isinstance(f.target, ast.Name)]
+        d.field_defaults = sum(f.value is not None for f in fields)
+
+    def function(self, node: Scope, *, prefix: str, cls: Def | None) -> None:
+        decos = [c for x in node.decorator_list if (c := chain_of(_deco(x)))]
+        method = cls is not None
+        test = self.mf.is_test_file and node.name.startswith("test") and (
+            cls is None or cls.kind == "test")
+        kind = "test" if test else ("method" if method else "function")
+        a = node.args
+        params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+        d = Def(f"{prefix}{node.name}", kind, node.lineno, _func_signature(node),
+                _first_doc_line(node), decorators=decos, params=params,
+                defaults=len(a.defaults) + sum(x is not None for x in a.kw_defaults))
+        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+            d.annotations += type_chains(p.annotation)
+        d.annotations += type_chains(node.returns)
+        static = any(x[-1] == "staticmethod" for x in decos)
+        self_name = params[0] if method and params and not static else None
+        _Body(d, self_name, cls).scan(node)
+        self.mf.defs.append(d)
+
+
+def _blocks(st: ast.If | ast.Try | ast.With | ast.AsyncWith) -> list[list[ast.stmt]]:
+    if isinstance(st, ast.If):
+        return [st.body, st.orelse]
+    if isinstance(st, ast.Try):
+        return [st.body, *(h.body for h in st.handlers), st.orelse, st.finalbody]
+    return [st.body]
+
+
+def _heads(st: ast.If | ast.With | ast.AsyncWith) -> list[ast.AST]:
+    if isinstance(st, ast.If):
+        return [st.test]
+    return [i.context_expr for i in st.items]
+
+
+def _deco(d: ast.expr) -> ast.expr:
+    return d.func if isinstance(d, ast.Call) else d
+
+
+def _func_signature(node: Scope) -> str:
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    ret = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    return clip(f"{prefix} {node.name}({_render_args(node.args)}){ret}")
+
+
+def _render_args(a: ast.arguments) -> str:
+    """PEP 8 spacing (`x: int = 1`), which `ast.unparse` does not give annotated defaults."""
+
+    def one(p: ast.arg, default: ast.expr | None, star: str = "") -> str:
+        text = star + p.arg + (f": {ast.unparse(p.annotation)}" if p.annotation else "")
+        if default is not None:
+            text += f" = {ast.unparse(default)}" if p.annotation else f"={ast.unparse(default)}"
+        return text
+
+    positional = a.posonlyargs + a.args
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
+    defaults += a.defaults
+    out = [one(p, d) for p, d in zip(positional, defaults, strict=True)]
+    if a.posonlyargs:
+        out.insert(len(a.posonlyargs), "/")
+    if a.vararg:
+        out.append(one(a.vararg, None, "*"))
+    elif a.kwonlyargs:
+        out.append("*")
+    out += [one(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+    if a.kwarg:
+        out.append(one(a.kwarg, None, "**"))
+    return ", ".join(out)
+
+
+def _class_signature(node: ast.ClassDef, *, fields: bool) -> str:
+    """`class C(Base)`, or for a schema/config type its fields: `class C(timeout: int = 30)`."""
+    if fields:
+        items = []
+        for st in node.body:
+            if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+                item = f"{st.target.id}: {ast.unparse(st.annotation)}"
+                items.append(item + (f" = {ast.unparse(st.value)}" if st.value else ""))
+        if items:
+            return clip(f"class {node.name}({', '.join(items)})")
+    bases = [ast.unparse(b) for b in node.bases] + [ast.unparse(k) for k in node.keywords]
+    return clip(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}")
+
+
+class _Body:
+    """Calls and local types inside one function body (nested functions and lambdas included:
+    their calls belong to the enclosing definition, which is the entity a reader would name)."""
+
+    def __init__(self, d: Def, self_name: str | None, cls: Def | None) -> None:
+        self.d, self.self_name, self.cls = d, self_name, cls
+        self.types: dict[str, Chain | None] = {}  # local name -> its class (None: unknown/mixed)
+
+    def _bind(self, name: str, t: Chain | None) -> None:
+        if name in self.types and self.types[name] != t:
+            t = None  # assigned two different things: not guessed
+        self.types[name] = t
+
+    def scan(self, fn: Scope) -> None:
+        a = fn.args
+        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+            if p.arg != self.self_name:
+                self._bind(p.arg, simple_type(p.annotation))
+        nodes = [n for st in fn.body for n in walk(st)]
+        for n in nodes:  # pass 1: what each local name holds
+            if isinstance(n, ast.Assign):
+                t = _constructed(n.value)
+                for tgt in n.targets:
+                    self._target(tgt, t)
+            elif isinstance(n, ast.AnnAssign):
+                self._target(n.target, simple_type(n.annotation) or _constructed(n.value))
+            elif isinstance(n, ast.AugAssign | ast.For | ast.AsyncFor | ast.comprehension):
+                self._target(n.target, None)
+            elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+                self._target(n.optional_vars, None)
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
+                    isinstance(n, ast.ExceptHandler) and n.name):
+                self._bind(n.name, None)  # type: ignore[arg-type]
+            elif isinstance(n, ast.arg):  # a nested function's or lambda's parameter
+                self._bind(n.arg, None)
+            elif isinstance(n, ast.NamedExpr):
+                self._target(n.target, _constructed(n.value))
+        for n in nodes:  # pass 2: the calls, through those local types
+            if (isinstance(n, ast.Call) and (ch := chain_of(n.func))
+                    and (ch := self._rewrite(ch)) is not None):
+                self.d.calls.append(_call_ref(n, ch))
+
+    def _target(self, tgt: ast.expr, t: Chain | None) -> None:
+        if isinstance(tgt, ast.Name):
+            self._bind(tgt.id, t)
+        elif isinstance(tgt, ast.Tuple | ast.List):
+            for e in tgt.elts:
+                self._target(e, None)
+        elif isinstance(tgt, ast.Starred):
+            self._target(tgt.value, None)
+        elif (isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name)
+              and tgt.value.id == self.self_name and self.cls is not None and t is not None):
+            self.cls.attr_types.setdefault(tgt.attr, t)  # self.x = T(...) in a method
+
+    def _rewrite(self, ch: Chain) -> Chain | None:
+        head = ch[0]
+        if head == self.self_name and self.cls is not None:
+            return ("self", *ch[1:])
+        if head in self.types:
+            t = self.types[head]
+            return None if t is None or len(ch) == 1 else (*t, *ch[1:])
+        return ch
+
+
+def _constructed(value: ast.expr | None) -> Chain | None:
+    """`T(...)` -> T (resolve keeps it only if T is a class); anything else -> None."""
+    if isinstance(value, ast.Call):
+        return chain_of(value.func)
+    return None

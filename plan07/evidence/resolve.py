@@ -1,0 +1,260 @@
+"""Cross-file resolution: every module's raw facts -> the recon graph (qualified nodes, typed
+edges). Pure. A reference that cannot be resolved to an entity of this repository is dropped,
+never guessed (design.md "Evidence bundle"; docs/evidence.md "Recon").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
+from plan07.model import ReconEdge, ReconNode
+
+CLASSLIKE = {"class", "schema", "config", "test"}
+CONFIG_SUFFIXES = ("Config", "Settings", "Options", "Conf")
+SCHEMA_BASES = {  # external bases that make a class a schema type (resolved dotted names)
+    "pydantic.BaseModel", "pydantic.main.BaseModel", "pydantic.v1.BaseModel",
+    "typing.TypedDict", "typing_extensions.TypedDict", "typing.NamedTuple",
+    "django.db.models.Model", "django.db.models.base.Model", "msgspec.Struct",
+}
+CONFIG_BASES = {"pydantic_settings.BaseSettings", "pydantic.BaseSettings"}
+MAX_ALIAS_HOPS = 12
+
+
+@dataclass
+class ReconResult:
+    """The recon graph plus what impact analysis needs and the bundle does not carry."""
+
+    nodes: list[ReconNode]
+    edges: list[ReconEdge]
+    docs: dict[str, str] = field(default_factory=dict)  # entity -> first docstring line
+    arity: dict[str, tuple[int, int]] = field(default_factory=dict)  # entity -> (params, defaults)
+    passed: dict[tuple[str, str], int] = field(default_factory=dict)  # (caller, callee) -> min args
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Index:
+    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+        self.modules: dict[str, ModuleFacts] = {}
+        self.defs: dict[str, tuple[ModuleFacts, Def]] = {}
+        self.kind: dict[str, str] = {}
+        self.warnings: list[str] = []
+        self._canon: dict[str, str | None] = {}
+        self._mro: dict[str, list[str]] = {}
+        for m in modules:
+            if m.name in self.modules:
+                self.warnings.append(f"{m.file}: module {m.name} already read from "
+                                     f"{self.modules[m.name].file}; skipped")
+                continue
+            self.modules[m.name] = m
+            self.kind[m.name] = m.kind
+            for d in m.defs:
+                eid = f"{m.name}.{d.qualname}"
+                if eid in self.defs:  # @overload stubs, or if/else twins: one entity
+                    prev = self.defs[eid][1]
+                    d.calls = prev.calls + d.calls
+                    d.annotations = prev.annotations + d.annotations
+                    d.attr_types = {**prev.attr_types, **d.attr_types}
+                self.defs[eid] = (m, d)
+                self.kind[eid] = d.kind
+
+    # -- names ------------------------------------------------------------------------------
+
+    def canon(self, q: str, hops: int = 0) -> str | None:
+        """The entity a dotted name denotes, chasing re-exports (`pkg.X` bound in pkg/__init__)
+        and class members through in-repo bases; None when it is not in this repository."""
+        if q in self.kind:
+            return q
+        if q in self._canon:
+            return self._canon[q]
+        result: str | None = None
+        head, _, last = q.rpartition(".")
+        if head and hops < MAX_ALIAS_HOPS:
+            h = self.canon(head, hops + 1)
+            if h is not None:
+                if f"{h}.{last}" in self.kind:
+                    result = f"{h}.{last}"
+                elif h in self.modules and last in self.modules[h].bindings:
+                    target = self.modules[h].bindings[last]
+                    result = self.canon(target, hops + 1) if target != q else None
+                elif self.kind[h] in CLASSLIKE:
+                    result = self.member(h, last)
+            else:  # `Cls().attr.m`: the attribute's declared class, when it has m
+                owner, _, attr = head.rpartition(".")
+                o = self.canon(owner, hops + 1) if owner else None
+                t = self.attr_type(o, attr) if o and self.kind[o] in CLASSLIKE else None
+                result = self.member(t, last) if t else None
+        self._canon[q] = result
+        return result
+
+    def mro(self, cls: str) -> list[str]:
+        """`cls` and its in-repo bases, depth-first left to right, each once."""
+        if cls not in self._mro:
+            self._mro[cls] = [cls]  # guards against an inheritance cycle
+            out = [cls]
+            for b in self.bases(cls):
+                out += [x for x in self.mro(b) if x not in out]
+            self._mro[cls] = out
+        return self._mro[cls]
+
+    def bases(self, cls: str) -> list[str]:
+        m, d = self.defs[cls]
+        outer = self.owner_class(cls)
+        resolved = [self.canon(q) for c in d.bases if (q := self.qualify(m, c, outer))]
+        return [b for b in resolved if b and self.kind.get(b) in CLASSLIKE and b != cls]
+
+    def member(self, cls: str, name: str) -> str | None:
+        for c in self.mro(cls):
+            if f"{c}.{name}" in self.kind:
+                return f"{c}.{name}"
+        return None
+
+    def attr_type(self, cls: str, attr: str) -> str | None:
+        for c in self.mro(cls):
+            m, d = self.defs[c]
+            if attr in d.attr_types and (q := self.qualify(m, d.attr_types[attr], None)):
+                t = self.canon(q)
+                return t if t and self.kind[t] in CLASSLIKE else None
+        return None
+
+    def owner_class(self, eid: str) -> str | None:
+        parent = eid.rpartition(".")[0]
+        return parent if self.kind.get(parent) in CLASSLIKE else None
+
+    def qualify(self, m: ModuleFacts, chain: Chain, cls: str | None) -> str | None:
+        """A raw chain in module `m` (inside class `cls`) -> a dotted name, not yet canonical."""
+        head, rest = chain[0], chain[1:]
+        if head in ("self", "super"):
+            if cls is None or not rest:
+                return None
+            classes = self.mro(cls)[1:] if head == "super" else self.mro(cls)
+            found = next((f"{c}.{rest[0]}" for c in classes if f"{c}.{rest[0]}" in self.kind), None)
+            if found:
+                return ".".join([found, *rest[1:]])
+            if head == "self" and len(rest) > 1 and (t := self.attr_type(cls, rest[0])):
+                return ".".join([t, *rest[1:]])  # self.x.m() with the class of x known
+            return None
+        if f"{m.name}.{head}" in self.defs:
+            base = f"{m.name}.{head}"
+        elif head in m.bindings:
+            base = m.bindings[head]
+        else:
+            return None  # a builtin, a global variable, or something undefined: not guessed
+        return ".".join([base, *rest])
+
+    def resolve(self, m: ModuleFacts, chain: Chain, cls: str | None) -> str | None:
+        q = self.qualify(m, chain, cls)
+        return self.canon(q) if q else None
+
+
+def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
+    """Nodes and edges of the whole repository from its modules' facts (sorted, deduplicated)."""
+    ix = _Index(modules)
+    _classify(ix)
+    out = ReconResult([], [], warnings=ix.warnings)
+    edges: set[tuple[str, str, str]] = set()
+
+    def add(src: str, dst: str | None, kind: str) -> None:
+        if dst is not None and dst != src:
+            edges.add((src, dst, kind))
+
+    for name, m in ix.modules.items():
+        out.nodes.append(ReconNode(id=name, kind=m.kind, file=m.file, line=1))
+        if m.doc:
+            out.docs[name] = m.doc
+        for imp in m.imports:
+            target = ix.canon(imp)
+            if target is not None and target not in ix.modules:
+                add(name, ix.canon(target.rpartition(".")[0]) if target in ix.defs else None,
+                    "imports")  # the symbol's own module is imported too
+            add(name, target, "imports")
+        _calls(ix, out, add, name, m, None, m.top_calls, test=False)
+        for model in _migration_targets(ix, m):
+            add(name, model, "writes")
+    for eid, (m, d) in ix.defs.items():
+        kind = ix.kind[eid]
+        fields = kind in ("schema", "config") and d.field_signature
+        sig = d.field_signature if fields else d.signature
+        out.nodes.append(ReconNode(id=eid, kind=kind, file=m.file, line=d.line,
+                                   signature=sig or None))
+        if d.doc:
+            out.docs[eid] = d.doc
+        parent = eid.rpartition(".")[0]
+        add(parent, eid, "defines")
+        cls = eid if kind in CLASSLIKE else ix.owner_class(eid)
+        if kind in CLASSLIKE:
+            for b in ix.bases(eid):
+                add(eid, b, "inherits")
+        for c in d.annotations:
+            t = ix.resolve(m, c, ix.owner_class(eid))
+            if t is not None and ix.kind[t] in CLASSLIKE and ix.kind[t] != "test":
+                add(eid, t, "uses_type")
+        _calls(ix, out, add, eid, m, cls, d.calls, test=kind == "test")
+        _arity(ix, out, eid, d)
+    out.nodes.sort(key=lambda n: n.id)
+    out.edges = [ReconEdge(src=s, dst=t, kind=k) for s, t, k in sorted(edges)]
+    return out
+
+
+def _calls(ix: _Index, out: ReconResult, add: Callable[[str, str | None, str], None], src: str,
+           m: ModuleFacts, cls: str | None, calls: list[CallRef], *, test: bool) -> None:
+    for c in calls:
+        dst = ix.resolve(m, c.chain, cls)
+        if dst is None or ix.kind[dst] in ("module", "migration"):
+            continue
+        add(src, dst, "calls")
+        if test and ix.kind[dst] != "test":
+            add(src, dst, "tests")  # a test exercises what it calls (§3.2: tests anchor success)
+        passed = 10_000 if "**" in c.keywords else c.nargs + len(c.keywords)
+        key = (src, dst)
+        out.passed[key] = min(out.passed.get(key, passed), passed)
+
+
+def _arity(ix: _Index, out: ReconResult, eid: str, d: Def) -> None:
+    """(parameters a caller may pass, how many have defaults), for default_change impact."""
+    kind = ix.kind[eid]
+    if kind in ("function", "method"):
+        bound = kind == "method" and d.params[:1] in (["self"], ["cls"])
+        params = d.params[1:] if bound else d.params
+        out.arity[eid] = (len(params), d.defaults)
+    elif kind in ("schema", "config") and d.params:
+        out.arity[eid] = (len(d.params), d.field_defaults)
+    elif kind == "class" and (init := ix.member(eid, "__init__")):
+        _, di = ix.defs[init]
+        out.arity[eid] = (max(len(di.params) - 1, 0), di.defaults)
+
+
+def _classify(ix: _Index) -> None:
+    """Schema and config types: pydantic models, dataclasses, TypedDicts, NamedTuples, Django
+    models, and classes inheriting (in-repo) from one; `config` when named like one."""
+    for eid in sorted(ix.defs, key=len):
+        m, d = ix.defs[eid]
+        if ix.kind[eid] != "class":
+            continue
+        external = {q for c in d.bases if (q := ix.qualify(m, c, ix.owner_class(eid)))}
+        inherited = {ix.kind.get(b) for c in ix.mro(eid)[1:] for b in [c]}
+        if external & CONFIG_BASES or (
+            (d.structured or external & SCHEMA_BASES or inherited & {"schema", "config"})
+            and eid.endswith(CONFIG_SUFFIXES)
+        ) or "config" in inherited:
+            ix.kind[eid] = "config"
+        elif d.structured or external & SCHEMA_BASES or "schema" in inherited:
+            ix.kind[eid] = "schema"
+
+
+def _migration_targets(ix: _Index, m: ModuleFacts) -> list[str]:
+    """The Django model classes a migration names, found in its app (unique matches only)."""
+    if not m.migration_models:
+        return []
+    parts = m.name.split(".")
+    app = ".".join(parts[: parts.index("migrations")]) if "migrations" in parts else ""
+    found: list[str] = []
+    for model in m.migration_models:
+        hits = [e for e in ix.defs if e.startswith(f"{app}.") and ix.kind[e] in CLASSLIKE
+                and e.rpartition(".")[2].lower() == model.lower() and ".migrations." not in e]
+        if len(hits) > 1:
+            hits = [h for h in hits if h.startswith(f"{app}.models.")]
+        if len(hits) == 1:
+            found.append(hits[0])
+    return found
