@@ -40,6 +40,8 @@ LLM_MAX_COMPLETION_TOKENS = 2048
 ID_MAX_CHARS = 32
 ENTITY_MAX_CHARS = 300
 FIELD_MAX_CHARS = 500
+# §3.1 step 2: at most this many candidates derived from the request's verbs (when it names none).
+MAX_DERIVED_CRITERIA = 4
 
 # Evidence (issue 4, ours): built-in recon / impact / soft-rank bounds
 EVIDENCE_MAX_DEPTH = 6  # impact walks at most this many steps from a seed

@@ -33,6 +33,7 @@ def _root() -> None:
 COMMAND_MODULES = [
     "plan07.cli.basic",
     "plan07.cli.evidence",
+    "plan07.cli.canon",
 ]
 
 for _name in COMMAND_MODULES:
