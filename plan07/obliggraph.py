@@ -211,25 +211,17 @@ def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation
                  depth: int | None = None, rules_path: Path | None = None) -> Proof:
     """A proof of the first (sorted) tuple of `relation` matching `pattern` (None = any), with
     the minimal height; or, when none holds, why not."""
-    from plan07.engine import load_program, naive, provenance
+    from plan07.engine import load_program, provenance
 
     if depth is not None and depth < 0:
         raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
     backend_model, fs = _evaluate(obligations, evidence, engine, rules_path)
-    program = load_program(rules_path)
-    model, best = naive.evaluate(program, fs.facts)
-    matches = provenance.find(model, relation, pattern)
-    if bool(matches) != bool(provenance.find(backend_model, relation, pattern)):
+    proof = provenance.explain_facts(load_program(rules_path), fs.facts, fs.sources, relation,
+                                     pattern, depth)
+    if proof.holds != bool(provenance.find(backend_model, relation, pattern)):
         raise InputError(f"{engine} and the reference evaluator disagree on "
                          f"{relation}{pattern}; run `plan07 rules test --engine both`")
-
-    def prove_key(key: tuple[str, Tuple_]) -> object:
-        return provenance.prove(program, best, fs.sources, key, 2)
-
-    if not matches:
-        return provenance.why_not(program, model, relation, pattern, prove_key)  # type: ignore[arg-type]
-    key = min(((relation, t) for t in matches), key=lambda k: (best[k].height, str(k[1])))
-    return provenance.proof_of(program, best, fs.sources, key, depth)
+    return proof
 
 
 def explain(obligations: Sequence[Obligation], evidence: Evidence, src: str, dst: str, *,
@@ -256,3 +248,33 @@ def explain_violation(obligations: Sequence[Obligation], evidence: Evidence, kin
     a, b = nodes[0], nodes[-1]
     return explain_atom(obligations, evidence, "violation", (a, b, kind), engine=engine,
                         depth=depth, rules_path=rules_path)
+
+
+def load_obligations(path: str | Path) -> list[Obligation]:
+    """O.json: a Decomposition `{"obligations": [...]}` or a bare list of obligation records
+    (JSON, then the shipped JSON Schema, then the model)."""
+    from plan07 import schema
+
+    data = schema.read_json(path, what="obligations")
+    if isinstance(data, list):
+        data = {"obligations": data}
+    if isinstance(data, dict) and isinstance(data.get("obligations"), list) and len(
+            data["obligations"]) > caps.MAX_OBLIGATIONS:
+        raise InputError(f"{len(data['obligations'])} obligations; re-scope the request",
+                         field="obligations", source=str(path),
+                         cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
+    dec = schema.parse("decomposition", data, source=str(path))
+    return list(dec.obligations)
+
+
+def load_evidence_file(path: str | Path) -> Evidence:
+    """E.json (or a recon.db when plan07.evidence.load_evidence is available)."""
+    try:
+        from plan07.evidence import load_evidence  # type: ignore[attr-defined]
+    except ImportError:  # the evidence loader (issue 4) is not there yet: JSON bundles only
+        from plan07 import schema
+
+        ev: Evidence = schema.load("evidence", path)
+        return ev
+    result: Evidence = load_evidence(Path(path))
+    return result

@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "plan07.cli.basic",
     "plan07.cli.evidence",
     "plan07.cli.canon",
+    "plan07.cli.rules",
     "plan07.cli.plan",
 ]
 

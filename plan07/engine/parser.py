@@ -30,9 +30,9 @@ atom: NAME "(" [term ("," term)*] ")"
 term: VAR -> var
     | STRING -> string
     | INT -> int
-NEG: "!" | "not"
+NEG: "!" | /not\b/
 CMP: "!=" | "="
-NAME: /[a-z][A-Za-z0-9_]*/
+NAME: /(?!not\b)[a-z][A-Za-z0-9_]*/
 VAR: /[A-Z_][A-Za-z0-9_]*/
 STRING: /"(\\.|[^"\\\n])*"/
 INT: /-?[0-9]+/
@@ -42,7 +42,7 @@ COMMENT: /\/\/[^\n]*/
 %ignore COMMENT
 """
 
-_ANNOT = re.compile(r"//\s*@(rule|allow)\s+([A-Za-z0-9_.-]+)")
+_ANNOT = re.compile(r"^\s*//\s*@(rule|allow)\s+([A-Za-z0-9_.-]+)\s*$")
 
 
 @cache
@@ -133,8 +133,8 @@ class _Annotations:
 def _annotations(text: str) -> _Annotations:
     items = []
     for n, raw in enumerate(text.splitlines(), start=1):
-        m = _ANNOT.search(raw)
-        if m and raw.lstrip().startswith("//"):
+        m = _ANNOT.match(raw)
+        if m:
             items.append((n, m.group(1), m.group(2)))
     return _Annotations(items)
 

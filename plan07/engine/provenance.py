@@ -191,4 +191,20 @@ def proof_of(program: Program, best: Mapping[Key, Derivation], sources: Sources,
     return Proof(goal=show(key), holds=True, height=best[key].height, tree=tree)
 
 
-__all__ = ["find", "ground", "proof_of", "prove", "render", "show", "why_not"]
+def explain_facts(program: Program, facts: Facts, sources: Sources, relation: str,
+                  pattern: tuple[object | None, ...], depth: int | None = None) -> Proof:
+    """The minimal-height proof of the first matching tuple (ties: lowest height, then sorted
+    values), or why not when none matches."""
+    from plan07.engine import naive
+
+    model, best = naive.evaluate(program, facts)
+    matches = find(model, relation, pattern)
+    if not matches:
+        return why_not(program, model, relation, pattern,
+                       lambda k: prove(program, best, sources, k, 2))
+    key = min(((relation, t) for t in matches),
+              key=lambda k: (best[k].height, tuple(str(v) for v in k[1])))
+    return proof_of(program, best, sources, key, depth)
+
+
+__all__ = ["explain_facts", "find", "ground", "proof_of", "prove", "render", "show", "why_not"]

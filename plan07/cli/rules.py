@@ -1,0 +1,196 @@
+"""`plan07 order`, `plan07 explain`, `plan07 rules test|lint`: the rules seen from the command
+line. A thin skin over plan07.obliggraph and plan07.engine (I/O only)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from plan07.cli._common import JSON_HELP, print_json
+from plan07.errors import InputError
+
+DEFAULT_STATE = Path("build/07-task-decomposition-planning")
+
+EngineOpt = Annotated[str, typer.Option("--engine", help="pydatalog (default) or clingo.")]
+RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rule file (default "
+                                                "rules/ordering.dl or $PLAN07_RULES).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+
+
+def order(
+    obligations: Annotated[Path, typer.Option("--obligations", help="O.json: a decomposition "
+                                              "or a bare list of obligations.")],
+    evidence: Annotated[Path | None, typer.Option("--evidence", help="E.json bundle.")] = None,
+    engine: EngineOpt = "pydatalog",
+    rules: RulesOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The rules alone: derived edges {from, to, rule} and the violations (§3.2)."""
+    from plan07.model import Evidence
+    from plan07.obliggraph import derive_order, load_evidence_file, load_obligations
+
+    obs = load_obligations(obligations)
+    ev = load_evidence_file(evidence) if evidence else Evidence()
+    result = derive_order(obs, ev, engine=engine, rules_path=rules)
+    if as_json:
+        print_json(result)
+        return
+    typer.echo(f"{len(result.edges)} edge(s), {len(result.violations)} violation(s) [{engine}]")
+    for e in result.edges:
+        typer.echo(f"  {e.from_} -> {e.to}  {e.rule}")
+    for v in result.violations:
+        typer.echo(f"  violation {v.kind} {' '.join(v.nodes)}: {v.detail}")
+
+
+def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str]:
+    from plan07 import schema
+    from plan07.model import Evidence, Obligation
+    from plan07.obliggraph import load_evidence_file
+
+    plan_path = state / "plan.json"
+    if not plan_path.exists():
+        raise InputError("no plan.json here; run `plan07 plan` first or pass --obligations",
+                         source=str(state))
+    art = schema.load("plan", plan_path)
+    fields = set(Obligation.model_fields)
+    obs: list[Obligation] = []
+    for n in art.nodes:
+        members = art.collapsed.get(n.id) if n.cycle_collapsed else None
+        if members:
+            obs += members
+        else:
+            obs.append(Obligation.model_validate(n.model_dump(include=fields)))
+    if evidence:
+        ev = load_evidence_file(evidence)
+    elif art.evidence is not None:
+        ev = art.evidence
+    elif art.evidence_file:
+        ev = load_evidence_file(state / art.evidence_file)
+    else:
+        ev = Evidence()
+    return obs, ev, art.engine
+
+
+def explain(
+    src: Annotated[str, typer.Argument(help="Edge source (or the violation's first node).")],
+    dst: Annotated[str | None, typer.Argument(help="Edge target (or the second node).")] = None,
+    violation: Annotated[str | None, typer.Option("--violation", help="Explain violation KIND "
+                         "over SRC [DST] instead of an edge.")] = None,
+    obligations: Annotated[Path | None, typer.Option("--obligations")] = None,
+    evidence: Annotated[Path | None, typer.Option("--evidence")] = None,
+    state: Annotated[Path | None, typer.Option("--state", help="Plan state dir (reads "
+                     "DIR/plan.json).")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="Cut the tree at N levels.")] = None,
+    engine: Annotated[str | None, typer.Option("--engine")] = None,
+    rules: RulesOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Why the edge SRC -> DST exists (proof tree), or why not (exit 1)."""
+    from plan07.engine.provenance import render
+    from plan07.model import Evidence
+    from plan07.obliggraph import explain as explain_edge
+    from plan07.obliggraph import explain_violation, load_evidence_file, load_obligations
+
+    if obligations is not None:
+        obs = load_obligations(obligations)
+        ev = load_evidence_file(evidence) if evidence else Evidence()
+        eng = engine or "pydatalog"
+    else:
+        st = state or Path(os.environ.get("PLAN07_STATE") or DEFAULT_STATE)
+        obs, ev, plan_engine = _from_state(st, evidence)
+        eng = engine or plan_engine
+    if violation:
+        proof = explain_violation(obs, ev, violation, [src] + ([dst] if dst else []),
+                                  engine=eng, depth=depth, rules_path=rules)
+    else:
+        if dst is None:
+            raise InputError("explain an edge needs SRC and DST (or --violation KIND)",
+                             field="DST")
+        proof = explain_edge(obs, ev, src, dst, engine=eng, depth=depth, rules_path=rules)
+    if as_json:
+        print_json(proof)
+    elif proof.holds and proof.tree is not None:
+        typer.echo(f"{proof.goal} holds (proof height {proof.height})")
+        typer.echo("\n".join(render(proof.tree)))
+    else:
+        typer.echo(f"{proof.goal} does not hold")
+        for line in proof.why_not:
+            typer.echo(f"  {line}")
+    if not proof.holds:
+        raise typer.Exit(1)
+
+
+rules_app = typer.Typer(help="Rule authoring: run per-rule fixtures, lint a rule file.",
+                        no_args_is_help=True)
+
+
+@rules_app.command("test")
+def rules_test(
+    rule: Annotated[str | None, typer.Argument(help="Only this rule's fixtures.")] = None,
+    engine: Annotated[str, typer.Option("--engine", help="pydatalog, clingo or both.")] = "both",
+    accept: Annotated[bool, typer.Option("--accept", help="Rewrite expected/*.csv from the "
+                                         "model (deliberately).")] = False,
+    fixtures: Annotated[Path | None, typer.Option("--fixtures", help="Fixture root "
+                        "(default tests/rules).")] = None,
+    rules: RulesOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run tests/rules/<rule>/<case>/ on the engine(s); exit 1 if any case fails."""
+    from plan07.engine import ENGINES, check_engine
+    from plan07.engine.fixtures import discover, run_all
+
+    engines = list(ENGINES) if engine == "both" else [check_engine(engine)]
+    if accept and len(engines) > 1:
+        engines = engines[:1]
+    results = run_all(discover(fixtures, rule), engines, rules, accept=accept)
+    failed = [r for r in results if not r.ok]
+    if as_json:
+        print_json({"cases": len(results), "failed": [
+            {"case": r.case.id, "engine": r.engine,
+             "missing": {k: [list(t) for t in v] for k, v in r.missing.items()},
+             "unexpected": {k: [list(t) for t in v] for k, v in r.unexpected.items()}}
+            for r in failed]})
+    else:
+        for r in results:
+            if not r.ok or accept:
+                typer.echo(r.describe() if not accept else f"accepted {r.case.id}")
+        typer.echo(f"{len(results) - len(failed)}/{len(results)} case runs passed "
+                   f"({', '.join(engines)})")
+    if failed:
+        raise typer.Exit(1)
+
+
+@rules_app.command("lint")
+def rules_lint(
+    file: Annotated[Path | None, typer.Argument(help="Rule file (default "
+                                                "rules/ordering.dl).")] = None,
+    fixtures: Annotated[Path | None, typer.Option("--fixtures", help="Fixture root for the "
+                        "rule-without-fixture check (default: tests/rules beside rules/).")]
+    = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Lint a rule file: errors exit 2 (with file:line), warnings exit 0."""
+    from plan07.engine import rules_path
+    from plan07.engine.lint import lint_file
+
+    path = rules_path(file)
+    root = fixtures if fixtures is not None else path.resolve().parents[1] / "tests" / "rules"
+    findings = lint_file(path, fixtures=root)
+    if as_json:
+        print_json([f.__dict__ for f in findings])
+    else:
+        for f in findings:
+            typer.echo(str(f))
+        errors = sum(f.severity == "error" for f in findings)
+        typer.echo(f"{path}: {errors} error(s), {len(findings) - errors} warning(s)")
+    if any(f.severity == "error" for f in findings):
+        raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("order")(order)
+    app.command("explain")(explain)
+    app.add_typer(rules_app, name="rules")

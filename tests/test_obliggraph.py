@@ -1,0 +1,173 @@
+"""obliggraph: obligations + evidence -> facts with sources -> derive_order (§3.2), caps, the
+neighbourhood, the fact vocabulary of docs/rules.md, and `plan07 order`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from plan07 import caps
+from plan07.cli import main
+from plan07.errors import InputError
+from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
+from plan07.obliggraph import (
+    derive_order,
+    load_evidence_file,
+    load_obligations,
+    normalize_test,
+    prepare_facts,
+    roles,
+)
+
+SPEC = Path(__file__).parent / "rules" / "session_timeout" / "spec_example"
+
+
+def ob(i: str, verb: str = "modify", target: str = "pkg.x", **kw: object) -> Obligation:
+    base = {"id": i, "target_entity": target, "obligation": verb, "caused_by": "c",
+            "dependencies": [], "evidence": "", "status": "ready", "validation": "compile"}
+    return Obligation.model_validate(base | kw)
+
+
+@pytest.mark.parametrize("engine", ["pydatalog", "clingo"])
+def test_spec_session_timeout_order(engine: str) -> None:
+    """§3.1/§4: SessionConfig widen -> SessionManager.load rebind -> compile; preserve default ->
+    old-default test re-runs -> custom timeout test passes."""
+    res = derive_order(load_obligations(SPEC / "obligations.json"),
+                       load_evidence_file(SPEC / "evidence.json"), engine=engine)
+    edges = {(e.from_, e.to): e.rule for e in res.edges}
+    assert edges[("O1", "O2")] == "widen_before_rebind"
+    assert edges[("O2", "O3")] == "rebind_before_compile"
+    assert edges[("O4", "O5")] == "preserve_before_recheck"
+    assert edges[("O5", "O7")] == "recheck_before_rely"
+    assert edges[("O6", "O7")] == "define_test_before_validate"
+    assert res.violations == []
+    # O2 declared O1 too: the ladder names the edge, declared does not appear twice
+    assert [e.rule for e in res.edges if (e.from_, e.to) == ("O1", "O2")] == ["widen_before_rebind"]
+
+
+def test_contradicting_declared_edge_is_flagged_and_not_followed() -> None:
+    ev = Evidence(impact={"edges": [ImpactEdge(src="S", dst="D", relation="CalledBy",
+                                               cause="sig_change", confidence=0.9)]})
+    obs = [ob("O1", target="S", dependencies=["O2"]), ob("O2", target="D")]
+    res = derive_order(obs, ev)
+    assert [(e.from_, e.to, e.rule) for e in res.edges] == [("O1", "O2", "widen_before_rebind")]
+    assert [(v.kind, v.nodes) for v in res.violations] == [("contradicts_ladder", ["O2", "O1"])]
+    assert "not followed" in res.violations[0].detail
+
+
+VIOLATIONS = [
+    ([ob("O1", dependencies=["O7"])], "unknown_dependency", ["O1", "O7"]),
+    ([ob("O1", caused_by="  ")], "ungrounded", ["O1"]),
+]
+
+
+@pytest.mark.parametrize(("obs", "kind", "nodes"), VIOLATIONS)
+def test_violations(obs: list[Obligation], kind: str, nodes: list[str]) -> None:
+    assert [(v.kind, v.nodes) for v in derive_order(obs, Evidence()).violations] == [(kind, nodes)]
+
+
+def test_alternative_is_not_ungrounded() -> None:
+    assert derive_order([ob("O1", caused_by="", status="alternative")], Evidence()).violations == []
+
+
+def test_unplanned_consumer() -> None:
+    ev = Evidence(impact={"edges": [ImpactEdge(src="S", dst="D", relation="CalledBy",
+                                               cause="sig_change", confidence=0.9)]})
+    res = derive_order([ob("O1", target="S")], ev)
+    assert [(v.kind, v.nodes) for v in res.violations] == [("unplanned_consumer", ["O1", "D"])]
+
+
+CAPS = [
+    (lambda: [ob(f"O{i}") for i in range(caps.MAX_OBLIGATIONS + 1)], "MAX_OBLIGATIONS=64"),
+    (lambda: [ob("O1").model_copy(update={"dependencies": [f"D{i}" for i in range(17)]})],
+     "MAX_DEPENDENCIES=16"),
+    (lambda: [ob("O1").model_copy(update={"evidence": "x" * 201})], "EVIDENCE_MAX_CHARS=200"),
+    (lambda: [ob("O1"), ob("O1")], None),
+]
+
+
+@pytest.mark.parametrize(("make", "cap"), CAPS)
+def test_caps_are_refused_with_the_cap_named(make, cap) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InputError) as exc:
+        derive_order(make(), Evidence())
+    assert exc.value.cap == cap
+    if cap is None:
+        assert "duplicate obligation id 'O1'" in str(exc.value)
+
+
+def test_only_the_neighbourhood_is_loaded() -> None:
+    chain = [ReconEdge(src=f"n{i}", dst=f"n{i + 1}", kind="calls") for i in range(50)]
+    nodes = [ReconNode(id=f"n{i}", kind="function") for i in range(51)]
+    nodes.append(ReconNode(id="tests.test_far.test_it", kind="test", file="tests/test_far.py"))
+    ev = Evidence(recon=Recon(nodes=nodes, edges=chain))
+    fs = prepare_facts([ob("O1", target="n0", validation="tests/test_far.py::test_it")], ev)
+    assert {e[0] for e in fs.facts["edge"]} == {"n0", "n1"}  # 2 hops, not 50
+    assert fs.facts["test_exists"] == {("tests/test_far.py::test_it",)}  # named tests: any distance
+    assert fs.sources[("edge", ("n1", "n2", "calls"))] == ["evidence recon edge #1"]
+    assert fs.sources[("targets", ("O1", "n0"))] == ["obligation O1 .target_entity"]
+
+
+NORMALIZE = [
+    ("tests/test_a.py::test_x", None, "tests/test_a.py::test_x"),
+    ("./tests/test_a.py::TestK::test_x", None, "tests/test_a.py::TestK::test_x"),
+    ("tests.test_a.test_x", None, "tests/test_a.py::test_x"),
+    ("tests.test_a.TestK.test_x", None, "tests/test_a.py::TestK::test_x"),
+    ("suite.test_a.test_x", "suite/test_a.py", "suite/test_a.py::test_x"),
+    ("pkg.auth.SessionConfig", None, None),
+    ("tests.test_a", None, None),
+    ("pkg/auth.py::helper", None, "pkg/auth.py::helper"),
+]
+
+
+@pytest.mark.parametrize(("ident", "file", "want"), NORMALIZE)
+def test_normalize_test(ident: str, file: str | None, want: str | None) -> None:
+    assert normalize_test(ident, file) == want
+
+
+def test_vocabulary_facts() -> None:
+    o = ob("O1", target="tests.test_s.test_custom", caused_by="a custom timeout is honoured",
+           validation="tests/test_s.py::test_custom", evidence="keep the old default")
+    f = prepare_facts([o], Evidence()).facts
+    assert f["defines_test"] == {("O1", "tests/test_s.py::test_custom")}
+    assert f["names_test"] == {("O1", "tests/test_s.py::test_custom")}
+    assert f["check_kind"] == {("O1", "pytest_node")}
+    assert f["mentions"] == {("O1", "default"), ("O1", "old_default"), ("O1", "new_default")}
+    module_writer = ob("O2", target="tests/test_s.py", validation="tests/test_s.py::test_new")
+    assert prepare_facts([module_writer], Evidence()).facts["defines_test"] == {
+        ("O2", "tests/test_s.py::test_new")}
+
+
+def test_roles_of_the_spec_example() -> None:
+    obs = load_obligations(SPEC / "obligations.json")
+    r = roles(obs, load_evidence_file(SPEC / "evidence.json"))
+    assert r == {"O1": ["widen"], "O2": ["rebind"], "O3": ["compile"], "O4": ["preserve_default"],
+                 "O5": ["recheck_default"], "O6": ["define_test", "rely_default"],
+                 "O7": ["rely_default"]}
+
+
+def test_cli_order_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["order", "--obligations", str(SPEC / "obligations.json"), "--evidence",
+                 str(SPEC / "evidence.json"), "--engine", "clingo", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"from": "O1", "to": "O2", "rule": "widen_before_rebind"} in out["edges"]
+    assert out["violations"] == []
+
+
+def test_cli_order_bare_list_and_bad_input(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads((SPEC / "obligations.json").read_text())["obligations"]
+    (tmp_path / "o.json").write_text(json.dumps(data))
+    assert main(["order", "--obligations", str(tmp_path / "o.json")]) == 0
+    assert "edge(s)" in capsys.readouterr().out
+    data[0]["obligation"] = "rewrite"
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    assert main(["order", "--obligations", str(tmp_path / "bad.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert "obligations[0].obligation" in err
+    assert main(["order", "--obligations", str(tmp_path / "o.json"), "--engine", "x"]) == 2
+    assert json.dumps(data)  # nothing written anywhere: only stdout/stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "o.json"]
