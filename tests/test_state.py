@@ -193,3 +193,14 @@ def test_two_processes_under_the_lock_lose_no_update(tmp_path: Path) -> None:
     assert [p.wait() for p in procs] == [0, 0]
     rows = [r.trace for r in state.full_audit(tmp_path, state.load(tmp_path))]
     assert sorted(rows) == sorted([f"{w}{i}" for w in "ab" for i in range(25)])
+
+
+def test_bytes_save_wrote_skip_the_schema_pass_but_a_hand_edit_does_not(tmp_path: Path) -> None:
+    state.save(tmp_path, artifact())
+    assert (tmp_path / "plan.json.sha256").is_file()
+    assert state.load(tmp_path) == artifact()
+    path = tmp_path / "plan.json"
+    # a hand edit that pydantic would coerce but the JSON Schema refuses: caught via the schema
+    path.write_text(path.read_text().replace('"step":0', '"step":"0"'))
+    with pytest.raises(InputError, match=r"checkpoints\[0\]\.step: '0' is not of type 'integer'"):
+        state.load(tmp_path)
