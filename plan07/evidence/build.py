@@ -16,12 +16,14 @@ from plan07.caps import (
 )
 from plan07.errors import InputError
 from plan07.evidence.impact import impact
+from plan07.evidence.parse import is_test_file
 from plan07.evidence.recon import recon
 from plan07.evidence.resolve import ReconResult
 from plan07.evidence.softrank import cochange, commit_files, lex_scores
 from plan07.model import ContextItem, Evidence, Impact, Localization, Recon, SoftRank
 
-NOT_LOCALIZED = {"module", "test", "migration"}  # where a change lands is code, not these
+# where a change lands is code: not these kinds, nor helpers in test files (pytest conventions)
+NOT_LOCALIZED = {"module", "test", "migration"}
 
 
 @dataclass
@@ -58,7 +60,8 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
         entities = [resolve_seed(s, by_id) for s in seeds]
         localization = [Localization(entity=e, score=1.0) for e in dict.fromkeys(entities)]
     else:
-        ranked = sorted((e for e in lexes if by_id[e].kind not in NOT_LOCALIZED),
+        ranked = sorted((e for e in lexes if by_id[e].kind not in NOT_LOCALIZED
+                         and not is_test_file(by_id[e].file or "")),
                         key=lambda e: (-lexes[e], e))[:LOCALIZATION_TOP_K]
         localization = [Localization(entity=e, score=lexes[e]) for e in ranked]
     anchors = [x.entity for x in localization]

@@ -30,13 +30,13 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 def tokens(text: str) -> list[str]:
     """Identifier-aware words: `SessionManager.load_config` -> session, manager, load, config.
-    Lowercased, a plural `s` dropped, stopwords and 1-letter words removed."""
+    Lowercased, a plural `s` dropped; stopwords, numbers and 1-letter words removed."""
     out = []
     for word in _CAMEL.findall(text):
         w = word.lower()
         if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
-        if len(w) > 1 and w not in STOPWORDS:
+        if len(w) > 1 and w not in STOPWORDS and not w.isdigit():
             out.append(w)
     return out
 
