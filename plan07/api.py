@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from plan07 import driver, state
-from plan07.errors import InputError, ModelOutputError, PlanStateError
+from plan07.errors import InputError, ModelOutputError, Plan07Error, PlanStateError
 from plan07.model import (
     AuditRow,
     Checkpoint,
+    Decomposition,
     DerivedEdge,
     DriverView,
     Evidence,
+    Feedback,
     NodeBounds,
     Obligation,
     OrderResult,
@@ -41,6 +43,7 @@ from plan07.model import (
 from plan07.planner import schedule, sort_ids, topological_order
 
 if TYPE_CHECKING:
+    from plan07.checkpoint import Restored
     from plan07.llm import LLMClient
 
 FLAG_ENV = "PLAN"
@@ -72,8 +75,9 @@ class Planner:
     `Planner.open`; every method re-reads plan.json under the lock, so several processes (or
     Planner objects) may drive the same plan."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, client: LLMClient | None = None) -> None:
         self.state_dir = Path(state_dir)
+        self.client = client  # the model client for scoped re-decomposition (None: art.llm)
 
     # -----------------------------------------------------------------------------------------
     # construction
@@ -124,7 +128,7 @@ class Planner:
         with state.lock(d):
             for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW, state.EVIDENCE_FILE):
                 (d / stale).unlink(missing_ok=True)
-            planner = cls(d)
+            planner = cls(d, None if isinstance(llm, str) else client)
             planner._on_checkpoint(artifact, artifact.checkpoints[0])
             state.save(d, artifact)
         return planner
@@ -243,6 +247,94 @@ class Planner:
         return verdict
 
     # -----------------------------------------------------------------------------------------
+    # recovery (issue 7): impact feedback, rollback, resume
+
+    def feedback(self, fb: Feedback) -> list[Revision]:
+        """§3.6: impact feedback -> add the missing obligations, remove falsified ones, re-walk
+        only the touched neighbourhood's edges through the rules; one revision per change, each
+        naming its causing obligation. Nodes outside the neighbourhood keep their edges."""
+        from plan07.obliggraph import derive_order
+        from plan07.revise import merge_evidence, revise, rewalk_scope, splice_edges
+
+        with self._transaction() as art:
+            before = obligations_of(art)
+            evidence = merge_evidence(state.evidence_of(self.state_dir, art), fb)
+            last = state.full_revisions(self.state_dir, art)[-1:]
+            new, touched, revs = revise(before, evidence, fb,
+                                        first_rev=(last[0].rev + 1) if last else 1, now=_now())
+            removed = sorted({o.id for o in before} - {o.id for o in new})
+            self._record(art, fb.caused_by, "feedback",
+                         f"impact feedback: {len(fb.impact_edges)} edge(s), "
+                         f"{len(fb.falsified_entities) + len(fb.falsified_obligations)} "
+                         f"falsification(s) -> {len(revs)} revision(s)")
+            if not revs:
+                return []
+            scope = rewalk_scope(new, touched)
+            walked = derive_order(scope, evidence, engine=art.engine) if scope else OrderResult()
+            hit = set(touched) | set(removed)
+            violations = [v for v in art.violations if not set(v.nodes) & hit]
+            violations += [v for v in walked.violations if set(v.nodes) & set(touched)]
+            states = {m: n.state for n in art.nodes for m in (n.members or [n.id])}
+            art.nodes = [PlanNode(**o.model_dump(), state=states.get(o.id, "pending"))
+                         for o in new]
+            art.collapsed = {}
+            art.edges = splice_edges(art.edges, walked.edges, touched, removed)
+            art.violations = violations
+            art.evidence, art.evidence_file = evidence, None
+            if art.active in removed:
+                art.active = None
+            for oid in removed:
+                art.bounds.pop(oid, None)
+            self._reschedule(art)
+            art.revision_history.extend(revs)
+            return revs
+
+    def rollback(self, to: str | None = None) -> Restored:
+        """Return the repository's files and the plan state to checkpoint `to` (default: the
+        last one reached). Refuses outside a git work tree (no file snapshots there). The audit
+        and revision history are kept and say what happened; later checkpoints are dropped."""
+        return self._return_to(to, files_required=True, event="rolled_back")
+
+    def resume(self) -> DriverView | None:
+        """After a crash: continue from the last checkpoint, not from the top. The plan state
+        returns to it (and the files, in a git work tree: the in-flight edit is undone); then
+        the node to work on is handed out, as `next()` does."""
+        self._return_to(None, files_required=False, event="resumed")
+        return self.next()
+
+    def _return_to(self, to: str | None, *, files_required: bool, event: str) -> Restored:
+        from plan07 import checkpoint
+
+        with self._transaction() as art:
+            records = checkpoint.reached(self.state_dir)
+            target = checkpoint.pick(records, to)
+            cp, repo = target.checkpoint, Path(art.repo) if art.repo else None
+            if files_required and cp.git_ref is None:
+                raise PlanStateError(
+                    f"rollback restores files from git snapshots, and {art.repo or 'the repo'} "
+                    "is not a git work tree (no snapshot was taken at "
+                    f"{cp.id}); restore the files yourself, or `git init` before planning")
+            removed: list[str] = []
+            if cp.git_ref is not None and repo is not None:
+                removed = checkpoint.restore(repo, cp.git_ref, keep=[self.state_dir])
+            history = {k: getattr(art, k) for k in ("audit", "audit_overflow", "revision_history",
+                                                    "revisions_overflow", "usage")}
+            for name in type(art).model_fields:
+                setattr(art, name, getattr(target.plan, name))
+            for name, value in history.items():
+                setattr(art, name, value)
+            art.active = None
+            later = [r for r in records if r.seq > target.seq]
+            checkpoint.forget(self.state_dir, repo, later)
+            files = (f"files restored from {cp.git_ref}" + (f", removed {', '.join(removed)}"
+                                                             if removed else "")
+                     if cp.git_ref else "files not restored (not a git work tree)")
+            self._record(art, cp.id, event, f"{event.replace('_', ' ')} to {cp.id}: plan state "
+                         f"as at step {cp.step}; {files}")
+            self._revise(art, f"{event.replace('_', ' ')} to checkpoint {cp.id}", cp.id)
+            return checkpoint.Restored(cp.id, cp.git_ref, removed)
+
+    # -----------------------------------------------------------------------------------------
     # the private steps (issue 7 extends these: scoped replan, feedback, rollback, resume)
 
     @contextmanager
@@ -299,19 +391,81 @@ class Planner:
         return self._revise(art, change, caused_by)
 
     def _on_fail(self, art: PlanArtifact, node_id: str, verdict: Verdict) -> None:
-        """A failed validation: the node is marked failed and recorded (above); its dependents
-        stay blocked. Issue 7 replaces this with the scoped replan (§3.5 step 3)."""
-        del verdict
-        self._reschedule(art)
-        if art.active == node_id:
+        """§3.5 step 3: scoped replan. The failed node + its true dependents (only) go to ONE
+        scoped decomposition; the rules re-walk that fragment and its direct upstream; it is
+        spliced in and rescheduled. Upstream and sibling nodes stay byte-identical. When the
+        scoped call falls back, the subgraph is kept and the failed node is offered again."""
+        from plan07.validate import scoped_replan
+
+        evidence = state.evidence_of(self.state_dir, art)
+        rev = (state.full_revisions(self.state_dir, art)[-1:] or art.revision_history[-1:])
+        prefix = f"{node_id.split('_')[0]}.r{(rev[0].rev + 1) if rev else 1}."
+
+        def redecompose(fragment: Sequence[Obligation]) -> Decomposition:
+            from plan07.decompose import decompose_scoped
+
+            try:
+                dec = decompose_scoped(art.requirement, evidence, self._client(art),
+                                       subgraph=fragment, failure=_failure_text(verdict),
+                                       fresh_prefix=prefix)
+            except Plan07Error as exc:  # no client / endpoint down: keep the plan, say why
+                return Decomposition(obligations=[], re_decompose=True,
+                                     reason=f"scoped call not made: {exc.one_line()}")
+            if dec.usage:
+                art.usage.append(dec.usage)
+            return dec
+
+        def rewalk(scope: Sequence[Obligation]) -> OrderResult:
+            from plan07.obliggraph import derive_order
+
+            return derive_order(scope, evidence, engine=art.engine)
+
+        result = scoped_replan(art.nodes, obligations_of(art),
+                               OrderResult(edges=art.edges, violations=art.violations), node_id,
+                               redecompose=redecompose, rewalk=rewalk)
+        if art.active in result.affected:
             art.active = None
+        if not result.accepted:
+            self._record(art, node_id, "replan_kept", result.reason)
+            self._reschedule(art)
+            return
+        self._replace_subgraph(
+            art, remove=result.removed, add=result.added, edges=result.edges,
+            violations=result.violations, caused_by=node_id,
+            change=f"scoped replan after {node_id} failed: re-decomposed "
+                   f"{', '.join(result.affected)} into {', '.join(o.id for o in result.added)}")
+        fresh = {o.id for o in result.added}
+        for n in art.nodes:  # the re-decomposed fragment is new work: pending again
+            if (set(n.members) or {n.id}) & fresh and n.state == "failed":
+                n.state = "pending"
+        self._reschedule(art)
+        for oid in result.removed:
+            art.bounds.pop(oid, None)
+        self._record(art, node_id, "replanned",
+                     f"scoped replan of {', '.join(result.affected)} (failed node + true "
+                     f"dependents); rules re-walked {', '.join(result.rewalked)}")
+
+    def _client(self, art: PlanArtifact) -> LLMClient:
+        """The model client of this plan: the one given to `create`, else `art.llm` (a spec)."""
+        from plan07.llm import make_client
+
+        return self.client if self.client is not None else make_client(art.llm)
 
     def _on_checkpoint(self, art: PlanArtifact, cp: Checkpoint) -> None:
-        """A checkpoint was reached (every earlier obligation validated): audited and persisted
-        (the transaction writes it). Issue 7 adds the git snapshot (`cp.git_ref`)."""
+        """A checkpoint was reached (every earlier obligation validated): audited, the repo's
+        files snapshotted under refs/plan07/<plan>/<CP> when it is a git tree (`cp.git_ref`),
+        and the plan state recorded beside plan.json for rollback/resume."""
+        from plan07 import checkpoint
+
+        if cp.step == 0:  # a new plan in this state dir: older records are not ours
+            checkpoint.clear(self.state_dir)
         self._record(art, cp.id, "checkpoint",
                      f"checkpoint {cp.id} reached after step {cp.step}: "
                      f"{', '.join(cp.after) or 'the start'} validated")
+        ref = checkpoint.record(self.state_dir, art, cp).git_ref
+        for i, c in enumerate(art.checkpoints):
+            if c.id == cp.id:
+                art.checkpoints[i] = c.model_copy(update={"git_ref": ref})
 
     def _validate(self, node: PlanNode, members: Sequence[Obligation], repo: Path,
                   timeout: float) -> Verdict:
@@ -407,6 +561,11 @@ def reached_checkpoints(art: PlanArtifact) -> list[str]:
             break
         out.append(cp.id)
     return out
+
+
+def _failure_text(verdict: Verdict) -> str:
+    """What the scoped decomposer is told about a failure: the check and the output's tail."""
+    return f"{verdict.check} failed ({verdict.kind}): {verdict.output_tail[-400:]}"
 
 
 def _node(art: PlanArtifact, node_id: str) -> PlanNode:

@@ -9,15 +9,18 @@ removes files added since, never touching `.git`, ignored files, or the paths in
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from plan07.errors import InputError, PlanStateError
+from plan07.model import Checkpoint, PlanArtifact
 
 REF_ROOT = "refs/plan07"
 _IDENTITY = {
@@ -192,3 +195,91 @@ def delete_refs(repo: Path, refs: Sequence[str]) -> None:
     for ref in refs:
         if ref.startswith(REF_ROOT + "/"):
             _git(repo, "update-ref", "-d", ref)
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan state at each reached checkpoint: `<state>/checkpoints/<CP>.json`, so rollback and
+# resume restore the plan as well as the files. `seq` orders them (a CP id can be reached again
+# after a replan renumbers the schedule; the latest one wins).
+
+CHECKPOINT_DIR = "checkpoints"
+
+
+@dataclass(frozen=True)
+class Reached:
+    seq: int
+    checkpoint: Checkpoint
+    plan: PlanArtifact
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What a rollback or resume did: the checkpoint returned to, its git ref (None outside a
+    git work tree: files were not touched) and the files removed because they were added since."""
+
+    checkpoint: str
+    git_ref: str | None
+    removed: list[str]
+
+
+def reached(state_dir: Path) -> list[Reached]:
+    """Every recorded checkpoint, oldest first."""
+    d = state_dir / CHECKPOINT_DIR
+    out = []
+    for f in sorted(d.glob("CP*.json")) if d.is_dir() else []:
+        try:
+            data = json.loads(f.read_text("utf-8"))
+            out.append(Reached(int(data["seq"]), Checkpoint.model_validate(data["checkpoint"]),
+                               PlanArtifact.model_validate(data["plan"])))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"corrupt checkpoint record: {exc}; delete it to fall back to an "
+                             "earlier checkpoint", source=str(f)) from None
+    return sorted(out, key=lambda r: r.seq)
+
+
+def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint) -> Checkpoint:
+    """Snapshot the repo (when a git tree) and record the plan state at `cp`; returns `cp` with
+    its `git_ref`. The state dir itself is never part of a snapshot."""
+    from plan07.state import write_atomic
+
+    ref = snapshot(Path(art.repo), art.plan_id, cp.id, keep=[state_dir]) if art.repo else None
+    cp = cp.model_copy(update={"git_ref": ref})
+    seq = max((r.seq for r in reached(state_dir)), default=0) + 1
+    d = state_dir / CHECKPOINT_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    plan = art.model_dump(mode="json", by_alias=True)
+    for c in plan["checkpoints"]:
+        if c["id"] == cp.id:
+            c["git_ref"] = ref
+    body = {"seq": seq, "checkpoint": cp.model_dump(mode="json"), "plan": plan}
+    write_atomic(d / f"{cp.id}.json", json.dumps(body, ensure_ascii=False))
+    return cp
+
+
+def forget(state_dir: Path, repo: Path | None, records: Sequence[Reached]) -> None:
+    """Drop checkpoint records (and their git refs), e.g. those after the one rolled back to."""
+    for r in records:
+        (state_dir / CHECKPOINT_DIR / f"{r.checkpoint.id}.json").unlink(missing_ok=True)
+        if repo is not None and r.checkpoint.git_ref and is_git_tree(repo):
+            delete_refs(repo, [r.checkpoint.git_ref])
+
+
+def clear(state_dir: Path) -> None:
+    """Remove every checkpoint record (a new plan starts in this state dir)."""
+    d = state_dir / CHECKPOINT_DIR
+    for f in d.glob("CP*.json") if d.is_dir() else []:
+        f.unlink()
+
+
+def pick(records: Sequence[Reached], to: str | None) -> Reached:
+    """The record to return to: `to`, or the last one reached."""
+    if not records:
+        raise PlanStateError("no checkpoint has been recorded for this plan; "
+                             "re-run `plan07 plan` to start over")
+    if to is None:
+        return records[-1]
+    for r in reversed(records):
+        if r.checkpoint.id == to:
+            return r
+    raise InputError(f"checkpoint {to!r} was not reached; reached: "
+                     f"{', '.join(r.checkpoint.id for r in records)}", field="--to")

@@ -16,11 +16,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from plan07.errors import InputError
-from plan07.model import CheckKind, PlanArtifact, PlanNode, Verdict
+from plan07.model import (
+    CheckKind,
+    Decomposition,
+    DerivedEdge,
+    Obligation,
+    OrderResult,
+    PlanArtifact,
+    PlanNode,
+    Verdict,
+    Violation,
+)
 
 # Grammar of the runnable checks. Anything outside these character sets (spaces, `;`, `$`,
 # backticks, quotes, pipes, redirections, globs...) is not a check: `unverifiable`.
@@ -213,3 +224,70 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
 def can_terminate(artifact: PlanArtifact) -> bool:
     """True iff `termination_blockers(artifact)` is empty. Pure."""
     return not termination_blockers(artifact)
+
+
+@dataclass
+class Replan:
+    """The outcome of a scoped replan (§3.5 step 3). `accepted` is False when the scoped
+    decomposition fell back or gave an unusable fragment: the plan is then left as it was."""
+
+    failed: str
+    affected: list[str]  # plan node ids: the failed node + its true dependents
+    removed: list[str]  # obligation ids replaced
+    added: list[Obligation]  # the re-decomposed fragment
+    edges: list[DerivedEdge]  # the plan's derived edges after the splice
+    violations: list[Violation]
+    decomposition: Decomposition | None = None
+    accepted: bool = True
+    reason: str = ""
+    rewalked: list[str] = field(default_factory=list)  # obligation ids the rules saw
+
+
+def scoped_replan(
+    nodes: Sequence[PlanNode],
+    obligations: Sequence[Obligation],
+    order: OrderResult,
+    failed: str,
+    *,
+    redecompose: Callable[[Sequence[Obligation]], Decomposition],
+    rewalk: Callable[[Sequence[Obligation]], OrderResult],
+) -> Replan:
+    """§3.5 step 3 over values: the affected subgraph (failed node + true dependents) is handed,
+    alone, to `redecompose` (ONE scoped call, §4), its result re-ordered by `rewalk` (the rules)
+    over that fragment and its direct upstream only, and spliced in. Upstream and sibling nodes
+    keep their obligations and edges. Pure apart from what the two callables do."""
+    from plan07.revise import rewalk_scope, splice_edges
+
+    plan_edges = [(d, n.id) for n in nodes for d in n.dependencies]
+    affected = affected_subgraph(nodes, plan_edges, failed)
+    members = {n.id: (n.members or [n.id]) for n in nodes}
+    gone = sorted({m for a in affected for m in members[a]})
+    fragment = [o for o in obligations if o.id in gone]
+    kept = [o for o in obligations if o.id not in gone]
+    keep_ids = {o.id for o in kept}
+
+    def refuse(why: str, dec: Decomposition | None) -> Replan:
+        return Replan(failed, affected, [], [], list(order.edges), list(order.violations),
+                      dec, accepted=False, reason=why)
+
+    dec = redecompose(fragment)
+    if not dec.obligations:
+        return refuse(f"scoped decomposition fell back ({dec.reason or 're_decompose'}); "
+                      "the subgraph is kept as it was", dec)
+    clash = sorted({o.id for o in dec.obligations} & keep_ids)
+    known = keep_ids | {o.id for o in dec.obligations}
+    dangling = sorted({d for o in dec.obligations for d in o.dependencies} - known)
+    if clash or dangling:
+        return refuse(f"scoped decomposition reused id(s) {clash} of untouched nodes or named "
+                      f"unknown dependencies {dangling}; the subgraph is kept as it was", dec)
+    new_ids = {o.id for o in dec.obligations}
+    scope = rewalk_scope([*kept, *dec.obligations], new_ids)
+    walked = rewalk([o for o in scope if o.id in new_ids or o.id in keep_ids])
+    # an untouched node never gains a dependency on the replanned fragment (§3.5: untouched)
+    into_new = [e for e in walked.edges if e.to in new_ids]
+    edges = splice_edges(order.edges, into_new, new_ids, removed=set(gone) - new_ids)
+    hit = new_ids | set(gone)
+    violations = [v for v in order.violations if not set(v.nodes) & hit]
+    violations += [v for v in walked.violations if set(v.nodes) & new_ids]
+    return Replan(failed, affected, gone, list(dec.obligations), edges, violations, dec,
+                  rewalked=[o.id for o in scope])

@@ -1,0 +1,87 @@
+"""`plan07 feedback|rollback|resume`: impact feedback (§3.6) and the return to a checkpoint.
+A thin skin over plan07.api (I/O only); heavy imports live inside the commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from plan07.cli._common import JSON_HELP, print_json
+
+StateOpt = Annotated[
+    Path | None,
+    typer.Option("--state", help="Plan state dir (default $PLAN07_STATE or "
+                 "build/07-task-decomposition-planning/)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+
+
+def feedback(
+    file: Annotated[str, typer.Argument(help="Feedback JSON (docs/revise.md; "
+                                        "`plan07 schema feedback`); '-' reads stdin.")],
+    state: StateOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Impact feedback: add missing obligations, remove falsified ones (§3.6).
+
+    Only the touched neighbourhood's edges are re-walked through the rules. Prints one line per
+    revision."""
+    from plan07.api import Planner
+    from plan07.schema import load
+
+    fb = load("feedback", file)
+    revisions = Planner.open(state).feedback(fb)
+    if as_json:
+        print_json(revisions)
+        return
+    if not revisions:
+        typer.echo("no revision: the plan already accounts for this feedback")
+    for r in revisions:
+        typer.echo(f"rev {r.rev}: {r.change} (caused by {r.caused_by})")
+
+
+def rollback(
+    to: Annotated[str | None, typer.Option("--to", help="Checkpoint id, e.g. CP2 "
+                                           "(default: the last one reached).")] = None,
+    state: StateOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Restore the repository's files and the plan state to a checkpoint (git work trees only)."""
+    from plan07.api import Planner
+
+    done = Planner.open(state).rollback(to)
+    if as_json:
+        print_json({"checkpoint": done.checkpoint, "git_ref": done.git_ref,
+                    "removed": done.removed})
+        return
+    typer.echo(f"rolled back to {done.checkpoint} ({done.git_ref})")
+    for path in done.removed:
+        typer.echo(f"  removed {path} (added after the checkpoint)")
+
+
+def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """After a crash: continue from the last checkpoint, not from the top.
+
+    The plan state (and, in a git work tree, the files) return to the last checkpoint; the
+    obligation to continue with is printed, as `plan07 next` does."""
+    from plan07.api import Planner
+
+    view = Planner.open(state).resume()
+    if as_json:
+        print_json(view)
+        return
+    if view is None:
+        typer.echo("resumed: nothing is ready (the plan is complete, or waits on a failed node; "
+                   "`plan07 status` shows which)")
+        return
+    typer.echo(f"resumed at {view.node_id}  {view.obligation}  {view.target_entity}\n"
+               f"  required validation: {view.required_validation}\n"
+               f"  then: plan07 complete {view.node_id}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("feedback")(feedback)
+    app.command("rollback")(rollback)
+    app.command("resume")(resume)
