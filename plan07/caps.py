@@ -43,6 +43,26 @@ FIELD_MAX_CHARS = 500
 # §3.1 step 2: at most this many candidates derived from the request's verbs (when it names none).
 MAX_DERIVED_CRITERIA = 4
 
+# §4 prompt bounds (ours: the spec asks for one-line evidence summaries, never bodies, but names
+# no size). Evidence lines are added in the spec's order (06, 05, 04, 03) until a bound is met;
+# the prompt then says how many lines were left out, so nothing is dropped silently.
+PROMPT_MAX_CHARS = 24_000
+PROMPT_MAX_EVIDENCE_LINES = 200
+PROMPT_FIELD_MAX_CHARS = 200  # a signature or context summary, cut to one line of this length
+PROMPT_FAILURE_MAX_CHARS = 500  # the failure text of a scoped re-invoke (§3.5), one line
+SCOPED_EVIDENCE_HOPS = 1  # the evidence neighbourhood of a scoped re-invoke's targets (§4)
+
+# The openai:MODEL client (ours): transport failures only (no completion received) are retried.
+LLM_MAX_ATTEMPTS = 3
+LLM_TIMEOUT_S = 120.0
+LLM_BACKOFF_S = 1.0
+LLM_MAX_BACKOFF_S = 8.0
+REPLAY_MAX_BYTES = 1024 * 1024
+
+# The builtin decomposer (ours): which localization candidates are followed, which are alternatives.
+BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary target
+BUILTIN_MAX_ALTERNATIVES = 3
+
 # Evidence (issue 4, ours): built-in recon / impact / soft-rank bounds
 EVIDENCE_MAX_DEPTH = 6  # impact walks at most this many steps from a seed
 LOCALIZATION_TOP_K = 10  # lex localization keeps this many entities when no seed is given

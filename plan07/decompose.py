@@ -1,0 +1,163 @@
+"""§4 semantic decomposition: the ONE model call. Assembles the prompt (requirement, then one-line
+evidence summaries, plan07.llm.prompt), calls the client once at temperature 0, and parses the
+completion into obligations, or into the fallback `{"obligations": [], "re_decompose": true}` with
+the reason and the raw text. Never a second call. Pure apart from the client it is handed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from plan07 import caps
+from plan07.errors import InputError
+from plan07.llm.base import LLMClient
+from plan07.llm.prompt import RESPONSE_FORMAT, evidence_lines, one_line, render
+from plan07.model import Decomposition, Evidence, Obligation, Requirement, Usage
+
+_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.S)
+
+
+def requirement_record(requirement: Requirement) -> dict[str, Any]:
+    rec: dict[str, Any] = requirement.model_dump(exclude={"needs_confirmation"})
+    if requirement.needs_confirmation:
+        rec["needs_confirmation"] = True
+    return rec
+
+
+def assemble(requirement: Requirement, evidence: Evidence) -> list[dict[str, str]]:
+    """The §4 prompt: the requirement artifact, then the evidence summaries (06, 05, 04, 03)."""
+    return render(requirement_record(requirement), evidence_lines(evidence))[0]
+
+
+def _call(client: LLMClient, messages: list[dict[str, str]],
+          scope_ids: tuple[set[str], str] | None = None) -> Decomposition:
+    completion = client.complete(  # §4 caps: ONE call, temperature 0, 2048 completion tokens
+        messages, temperature=caps.LLM_TEMPERATURE,
+        max_completion_tokens=caps.LLM_MAX_COMPLETION_TOKENS, response_format=RESPONSE_FORMAT)
+    result = parse(completion.text, scope_ids=scope_ids)
+    if result.re_decompose and completion.finish_reason == "length":
+        result.reason = f"{result.reason} (the completion was cut at max_completion_tokens)"
+    result.usage = completion.usage
+    result.client = client.name
+    return result
+
+
+def decompose(requirement: Requirement, evidence: Evidence, client: LLMClient) -> Decomposition:
+    """The initial obligation set (§4), or the fallback. Exactly one `client.complete` call."""
+    return _call(client, assemble(requirement, evidence))
+
+
+def _fallback(reason: str, raw: str, *, rescope: bool = False) -> Decomposition:
+    return Decomposition(obligations=[], re_decompose=True, rescope=rescope, reason=reason, raw=raw,
+                         usage=Usage())
+
+
+def _loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for p in loc:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def parse(text: str, *, scope_ids: tuple[set[str], str] | None = None) -> Decomposition:
+    """A completion -> obligations, or the §4 fallback naming why. Lenient only about a ```json
+    fence around the whole text. `scope_ids` = (the subgraph's ids, the fresh-id prefix): every id
+    must be one of them or start with the prefix (decompose_scoped)."""
+    body = text.strip()
+    m = _FENCE.match(body)
+    if m:
+        body = m.group(1)
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        return _fallback(f"not JSON: {exc}", text)
+    if not isinstance(data, dict) or set(data) != {"obligations"}:
+        got = f"keys {sorted(data)}" if isinstance(data, dict) else f"a JSON {type(data).__name__}"
+        return _fallback(f'schema: the top level must be {{"obligations": [...]}}, got {got}', text)
+    records = data["obligations"]
+    if not isinstance(records, list):
+        return _fallback("schema: obligations must be an array", text)
+    if len(records) > caps.MAX_OBLIGATIONS:  # §4 caps: flagged for re-scoping, not executed
+        return _fallback(f"{len(records)} obligations > {caps.MAX_OBLIGATIONS} "
+                         "(cap MAX_OBLIGATIONS): flagged for re-scoping", text, rescope=True)
+    obligations: list[Obligation] = []
+    for i, rec in enumerate(records):
+        try:
+            obligations.append(Obligation.model_validate(rec, strict=True))
+        except ValidationError as exc:
+            errs = exc.errors()
+            where = _loc(errs[0]["loc"])
+            more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+            return _fallback(f"schema: obligations[{i}]{'.' + where if where else ''}: "
+                             f"{errs[0]['msg']}{more}", text)
+    ids = [o.id for o in obligations]
+    dup = sorted({x for x in ids if ids.count(x) > 1})
+    if dup:
+        return _fallback(f"schema: duplicate obligation id(s): {', '.join(dup)}", text)
+    if scope_ids is not None:
+        allowed, fresh = scope_ids
+        bad = [o.id for o in obligations if o.id not in allowed and not o.id.startswith(fresh)]
+        if bad:
+            return _fallback(f"scope: id(s) {', '.join(bad)} are outside the subgraph "
+                             f"({', '.join(sorted(allowed))}) and not fresh ({fresh}N)", text)
+    return Decomposition(obligations=obligations)
+
+
+def requirement_fragment(requirement: Requirement,
+                         subgraph: Sequence[Obligation]) -> dict[str, Any]:
+    """The part of the requirement a subgraph serves (§4 "that subgraph's requirement fragment"):
+    the goal, and the criteria and constraints its obligations name: the criterion's text appears
+    in a caused_by or validation, a `criterion N` / `constraint N` reference, or the validation's
+    test id appears in the criterion."""
+    said = " ".join(f"{o.caused_by} {o.validation}" for o in subgraph).lower()
+    tests = {o.validation.lower() for o in subgraph if "::" in o.validation}
+
+    def picked(items: list[str], word: str) -> list[str]:
+        out = []
+        for n, c in enumerate(items, 1):
+            low = c.lower()
+            if (low in said or re.search(rf"\b{word} {n}\b", said)
+                    or any(t in low for t in tests)):
+                out.append(c)
+        return out
+
+    return {"goal": requirement.goal,
+            "acceptance_criteria": picked(requirement.acceptance_criteria, "criterion"),
+            "constraints": picked(requirement.constraints, "constraint")}
+
+
+def decompose_scoped(
+    requirement: Requirement,
+    evidence: Evidence,
+    client: LLMClient,
+    *,
+    subgraph: Sequence[Obligation],
+    failure: str | None = None,
+    fresh_prefix: str | None = None,
+) -> Decomposition:
+    """Re-decompose an affected subgraph only (§3.5 step 3, §4 "Re-invocation on replan"): ONE
+    call given only the subgraph's obligations, the requirement fragment they serve and the
+    evidence neighbourhood of their targets (caps.SCOPED_EVIDENCE_HOPS). The result is the revised
+    subgraph: an id it keeps is that obligation revised, an id it drops is removed, a new obligation
+    takes a fresh id `<fresh_prefix>N` (default `<first subgraph id>.r`, so pass a prefix unique in
+    the plan when the same node is re-planned twice). Any other id is the §4 fallback."""
+    from plan07.evidence import neighbourhood
+
+    if not subgraph:
+        raise InputError("a scoped re-decomposition needs a non-empty subgraph", field="subgraph")
+    ids = {o.id for o in subgraph}
+    prefix = fresh_prefix or f"{subgraph[0].id}.r"
+    upstream = sorted({d for o in subgraph for d in o.dependencies} - ids)
+    scope = {"failure": one_line(failure, caps.PROMPT_FAILURE_MAX_CHARS) if failure else None,
+             "fresh_id_prefix": prefix, "upstream_done": upstream,
+             "obligations": [o.model_dump() for o in subgraph]}
+    near = neighbourhood(evidence, sorted({o.target_entity for o in subgraph}),
+                         hops=caps.SCOPED_EVIDENCE_HOPS)
+    messages = render(requirement_fragment(requirement, subgraph), evidence_lines(near),
+                      scope=scope)[0]
+    return _call(client, messages, scope_ids=(ids, prefix))

@@ -1,0 +1,220 @@
+"""The §4 prompt format: the instructions, the output JSON schema, one-line evidence summaries, and
+the reader that turns a prompt back into values (the `builtin` client answers from it). Pure.
+
+The user message is line-oriented: `## requirement` then one JSON line; `## evidence` then one line
+per item, `<tag> <compact JSON>`, in the spec's order (06 impact, 05 localization, 04 context, 03
+recon: signatures, never bodies); an `## omitted` line when a bound (caps.PROMPT_*) left lines out;
+and for a scoped re-invoke (§3.5) a `## scope` JSON line. Every line is one line: strings are cut to
+their first line, whitespace collapsed, and bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from plan07 import caps
+from plan07.errors import InputError
+from plan07.model import (
+    ContextItem,
+    Evidence,
+    Impact,
+    ImpactEdge,
+    Localization,
+    Recon,
+    ReconEdge,
+    ReconNode,
+)
+
+SYSTEM = f"""\
+You are the semantic-decomposition step of a coding agent's planner. From the requirement and the
+evidence below, emit the initial set of typed obligations that, discharged in order, satisfy the
+requirement while keeping the repository valid (it builds and its tests run) after every step.
+
+Answer with ONE JSON object and nothing else (no prose, no code fence):
+{{"obligations": [{{"id": "O1", "target_entity": "...", "obligation": "modify", "caused_by": "...",
+"dependencies": [], "evidence": "...", "status": "ready", "validation": "..."}}]}}
+Each record has exactly these 8 fields:
+- id: unique, short (letters, digits, . _ : -).
+- target_entity: the dotted entity (or test id) the obligation is about, as named in the evidence.
+- obligation: "modify" (change code), "preserve" (a behaviour that must not change) or "validate"
+  (a check that must pass).
+- caused_by: the acceptance criterion, constraint or evidence line that demands it (never empty).
+- dependencies: ids that must be discharged first (at most {caps.MAX_DEPENDENCIES}).
+- evidence: the 03/05/06 evidence line that justifies it (at most {caps.EVIDENCE_MAX_CHARS} chars).
+- status: "ready" (no dependencies), "blocked" (has dependencies) or "alternative" (a lower-ranked
+  candidate that substitutes only if the main hypothesis is falsified).
+- validation: how the node is proven done: a pytest node id (path/to/test_x.py::test_name) or a
+  named check: "compile", "import:<module>", "pytest:<path>". Nothing else; never a shell command.
+Rules:
+- Express a signature change as widen -> rebind (-> optional narrow): first modify the definition
+  to accept the new form while keeping the old one (a parameter with a default, the old name as an
+  alias), validated by its consumers' existing tests; then one modify per consumer that rebinds to
+  the new form, depending on the widen; a narrow that removes the old form, if any, comes last.
+- Preserve the old default behaviour before anything that relies on the new default.
+- A test the requirement names that does not exist yet is defined by a modify (target: the test
+  id) before the validate that runs it.
+- Shared types before their consumers; migrations before their usage.
+- End with a validate whose validation is "compile".
+- At most {caps.MAX_OBLIGATIONS} obligations.
+"""
+
+_ITEM = {"obligation": {"type": "string", "enum": ["modify", "preserve", "validate"]},
+         "status": {"type": "string", "enum": ["ready", "blocked", "alternative"]},
+         "dependencies": {"type": "array", "items": {"type": "string"}}}
+_FIELDS = ("id", "target_entity", "obligation", "caused_by", "dependencies", "evidence", "status",
+           "validation")
+# The §4 output schema for structured output (OpenAI strict mode: every field required, no extras).
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"obligations": {"type": "array", "items": {
+        "type": "object",
+        "properties": {f: _ITEM.get(f, {"type": "string"}) for f in _FIELDS},
+        "required": list(_FIELDS),
+        "additionalProperties": False,
+    }}},
+    "required": ["obligations"],
+    "additionalProperties": False,
+}
+RESPONSE_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {"name": "decomposition", "strict": True, "schema": OUTPUT_SCHEMA},
+}
+
+_TAGS: dict[str, type[BaseModel]] = {
+    "impact": ImpactEdge, "localization": Localization, "context": ContextItem,
+    "recon.node": ReconNode, "recon.edge": ReconEdge,
+}
+
+
+def one_line(text: str, limit: int = caps.PROMPT_FIELD_MAX_CHARS) -> str:
+    """The first non-blank line, whitespace collapsed, cut to `limit` chars (marked with …)."""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    s = " ".join(first.split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def header_only(signature: str) -> str:
+    """A `def`/`class` signature without any body: cut at the first ':' outside brackets and
+    strings (a one-line `def f(x): return x` keeps `def f(x)`)."""
+    s = one_line(signature, limit=10_000)
+    if not re.match(r"\s*(async\s+def|def|class)\b", s):
+        return one_line(s)
+    depth, quote = 0, ""
+    for i, ch in enumerate(s):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            return one_line(s[:i])
+    return one_line(s)
+
+
+def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
+    """Every evidence item as a (tag, record) line, in the spec's order (§4 prompt inputs):
+    06 impact (highest confidence first), 05 localization (ranked), 04 context (as retrieved),
+    03 recon nodes then edges (those touching the entities above first, each group sorted)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for i in sorted(evidence.impact.edges, key=lambda e: (-e.confidence, e.src, e.dst, e.cause)):
+        out.append(("impact", i.model_dump()))
+    for loc in sorted(evidence.localization, key=lambda x: (-x.score, x.entity)):
+        out.append(("localization", loc.model_dump()))
+    for c in evidence.context:
+        out.append(("context", {"entity": c.entity, "summary": one_line(c.summary)}))
+    focus = {e for i in evidence.impact.edges for e in (i.src, i.dst)}
+    focus |= {x.entity for x in evidence.localization} | {c.entity for c in evidence.context}
+    near = set(focus)
+    for e in evidence.recon.edges:
+        if e.src in focus or e.dst in focus:
+            near |= {e.src, e.dst}
+    nodes = sorted(evidence.recon.nodes, key=lambda n: (n.id not in near, n.id))
+    for n in nodes:
+        rec = n.model_dump(exclude_none=True)
+        if n.signature is not None:
+            rec["signature"] = header_only(n.signature)
+        out.append(("recon.node", rec))
+    edges = sorted(evidence.recon.edges,
+                   key=lambda e: (e.src not in focus and e.dst not in focus, e.src, e.dst, e.kind))
+    out.extend(("recon.edge", e.model_dump()) for e in edges)
+    return out
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+
+
+def render(
+    requirement: dict[str, Any],
+    lines: Iterable[tuple[str, dict[str, Any]]],
+    *,
+    scope: dict[str, Any] | None = None,
+) -> tuple[list[dict[str, str]], int]:
+    """The two messages (system, user) and how many evidence lines the bounds left out."""
+    head = ["## requirement", _dumps(requirement)]
+    tail = ["## scope", _dumps(scope)] if scope is not None else []
+    budget = caps.PROMPT_MAX_CHARS - sum(len(x) + 1 for x in head + tail) - 200
+    body: list[str] = ["## evidence"]
+    omitted = 0
+    for tag, rec in lines:
+        line = f"{tag} {_dumps(rec)}"
+        if len(body) > caps.PROMPT_MAX_EVIDENCE_LINES or len(line) + 1 > budget:
+            omitted += 1
+            continue
+        body.append(line)
+        budget -= len(line) + 1
+    if omitted:
+        body += ["## omitted", _dumps({"evidence_lines": omitted, "caps": [
+            f"PROMPT_MAX_EVIDENCE_LINES={caps.PROMPT_MAX_EVIDENCE_LINES}",
+            f"PROMPT_MAX_CHARS={caps.PROMPT_MAX_CHARS}"]})]
+    user = "\n".join(head + body + tail) + "\n"
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}], omitted
+
+
+@dataclass
+class Payload:
+    """A prompt read back into values."""
+
+    requirement: dict[str, Any]
+    evidence: Evidence
+    scope: dict[str, Any] | None = None
+    omitted: int = 0
+    unknown: list[str] = field(default_factory=list)
+
+
+def read(messages: Sequence[dict[str, str]]) -> Payload:
+    """Parse a prompt made by `render` (the user message); InputError if it is not one."""
+    user = next((m.get("content", "") for m in messages if m.get("role") == "user"), "")
+    section, requirement, scope, omitted = "", None, None, 0
+    items: dict[str, list[Any]] = {t: [] for t in _TAGS}
+    try:
+        for line in user.splitlines():
+            if line.startswith("## "):
+                section = line[3:].strip()
+            elif section == "requirement" and line.strip():
+                requirement = json.loads(line)
+            elif section == "scope" and line.strip():
+                scope = json.loads(line)
+            elif section == "omitted" and line.strip():
+                omitted = int(json.loads(line)["evidence_lines"])
+            elif section == "evidence" and line.strip():
+                tag, _, rec = line.partition(" ")
+                items[tag].append(_TAGS[tag].model_validate(json.loads(rec)))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"not a plan07 decomposition prompt: {exc}", field="messages") from None
+    if not isinstance(requirement, dict):
+        raise InputError("not a plan07 decomposition prompt: no '## requirement' line",
+                         field="messages")
+    evidence = Evidence(recon=Recon(nodes=items["recon.node"], edges=items["recon.edge"]),
+                        impact=Impact(edges=items["impact"]), localization=items["localization"],
+                        context=items["context"])
+    return Payload(requirement=requirement, evidence=evidence, scope=scope, omitted=omitted)

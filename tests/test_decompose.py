@@ -1,0 +1,383 @@
+"""§4 decomposition through replay files and the builtin: the parse and its fallback, the prompt
+(order, bounds, no bodies), the builtin goldens, the scoped re-invoke, the CLI. No network.
+
+Rewrite the goldens deliberately with
+`PLAN07_UPDATE_GOLDENS=1 .venv/bin/pytest tests/test_decompose.py`, then review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _decompose_cases import FIXTURE, GOLDEN, GOOD, HOSTILE, record
+
+from plan07 import caps
+from plan07.cli import main
+from plan07.decompose import assemble, decompose, decompose_scoped, parse, requirement_fragment
+from plan07.errors import InputError
+from plan07.llm import Completion, LLMClient, make_client
+from plan07.llm.prompt import header_only, one_line, read
+from plan07.model import Evidence, Obligation, Requirement
+
+UPDATE = os.environ.get("PLAN07_UPDATE_GOLDENS") == "1"
+CASES = {"session_timeout": FIXTURE, "example": GOLDEN / "example"}
+
+
+def load(case: Path) -> tuple[Requirement, Evidence]:
+    return (Requirement.model_validate_json((case / "requirement.json").read_text()),
+            Evidence.model_validate_json((case / "evidence.json").read_text()))
+
+
+class Counting:
+    """Wraps a client and counts its calls (the model scripted, no internals patched)."""
+
+    def __init__(self, inner: LLMClient) -> None:
+        self.inner, self.name, self.calls = inner, inner.name, []  # type: ignore[var-annotated]
+
+    def complete(self, messages: list[dict[str, str]], **kw: Any) -> Completion:
+        self.calls.append({"messages": messages, **kw})
+        return self.inner.complete(messages, **kw)
+
+
+def replay(tmp_path: Path, text: str) -> Counting:
+    p = tmp_path / "completion.txt"
+    p.write_text(text, "utf-8")
+    return Counting(make_client(f"replay:{p}"))
+
+
+# --- the parse and the §4 fallback -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_replayed_hostile_output_falls_back_once(name: str, tmp_path: Path) -> None:
+    text, why, rescope = HOSTILE[name]
+    c = replay(tmp_path, text)
+    result = decompose(*load(FIXTURE), c)
+    assert len(c.calls) == 1
+    assert (result.obligations, result.re_decompose, result.rescope) == ([], True, rescope)
+    assert why in (result.reason or "")
+    assert result.raw == text
+    assert result.client == c.name
+    assert result.usage is not None
+
+
+def test_replayed_good_output_is_used_verbatim(tmp_path: Path) -> None:
+    c = replay(tmp_path, GOOD)
+    result = decompose(*load(FIXTURE), c)
+    assert [o.model_dump() for o in result.obligations] == json.loads(GOOD)["obligations"]
+    assert len(c.calls) == 1
+    call = c.calls[0]
+    assert call["temperature"] == 0
+    assert call["max_completion_tokens"] == 2048
+    assert call["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("text", [
+    f"```json\n{GOOD}\n```", f"```\n{GOOD}\n```", f"  \n```json\n{GOOD}\n```\n ", GOOD,
+])
+def test_a_json_fence_is_tolerated(text: str) -> None:
+    assert len(parse(text).obligations) == 3
+
+
+@pytest.mark.parametrize("text", [
+    f"```python\n{GOOD}\n```", f"```json {GOOD}```", f"{GOOD}\n```", f"json\n{GOOD}",
+    GOOD + "\nThat's the plan.",
+])
+def test_nothing_more_lenient_than_a_fence(text: str) -> None:
+    assert parse(text).re_decompose
+
+
+def test_exactly_64_records_pass() -> None:
+    text = json.dumps({"obligations": [record(i) for i in range(1, 65)]})
+    assert len(parse(text).obligations) == caps.MAX_OBLIGATIONS == 64
+
+
+def test_scope_ids_must_stay_in_the_subgraph_or_be_fresh() -> None:
+    text = json.dumps({"obligations": [record(3), record(7), {**record(8), "id": "O3.r1"}]})
+    assert not parse(text, scope_ids=({"O3", "O7", "O8"}, "O3.r")).re_decompose
+    text = json.dumps({"obligations": [record(3), record(8), {**record(9), "id": "O7.r1"}]})
+    bad = parse(text, scope_ids=({"O3", "O7"}, "O3.r"))
+    assert bad.re_decompose
+    assert "id(s) O8, O7.r1 are outside the subgraph" in (bad.reason or "")
+
+
+# --- the prompt ----------------------------------------------------------------------------------
+
+
+def test_prompt_order_is_the_spec_order() -> None:
+    user = assemble(*load(FIXTURE))[1]["content"]
+    marks = ["## requirement", "## evidence", "\nimpact ", "\nlocalization ", "\ncontext ",
+             "\nrecon.node ", "\nrecon.edge "]
+    pos = [user.index(m) for m in marks]
+    assert pos == sorted(pos)
+    assert all(len(line) < 700 for line in user.splitlines())
+
+
+def test_prompt_is_deterministic_under_input_order() -> None:
+    req, ev = load(FIXTURE)
+    shuffled = ev.model_copy(deep=True)
+    rng = random.Random(7)
+    rng.shuffle(shuffled.recon.nodes)
+    rng.shuffle(shuffled.recon.edges)
+    rng.shuffle(shuffled.impact.edges)
+    rng.shuffle(shuffled.localization)
+    assert assemble(req, ev) == assemble(req, shuffled)
+
+
+def test_prompt_is_bounded_and_says_what_it_left_out() -> None:
+    req, ev = load(FIXTURE)
+    data = ev.model_dump()
+    data["recon"]["nodes"] += [
+        {"id": f"pkg.gen.f{i}", "kind": "function", "file": "pkg/gen.py",
+         "signature": f"def f{i}(" + "x, " * 40 + "y): return x"} for i in range(2000)]
+    big = Evidence.model_validate(data)
+    user = assemble(req, big)[1]["content"]
+    assert len(user) <= caps.PROMPT_MAX_CHARS
+    payload = read([{"role": "user", "content": user}])
+    assert payload.omitted > 1500
+    assert "PROMPT_MAX_EVIDENCE_LINES" in user
+    assert "return x" not in user
+    # the 06/05/04 lines come first, so they survive the bound
+    assert len(payload.evidence.impact.edges) == len(ev.impact.edges)
+
+
+@pytest.mark.parametrize(("sig", "header"), [
+    ("def f(x): return x", "def f(x)"),
+    ("def f(x: dict[str, int] = {'a': 1}) -> int: return 1",
+     "def f(x: dict[str, int] = {'a': 1}) -> int"),
+    ("async def g(a, b=':'):\n    pass", "async def g(a, b=':')"),
+    ("class A(B, metaclass=M): x = 1", "class A(B, metaclass=M)"),
+    ("def h(cb=lambda: 0) -> None", "def h(cb=lambda: 0) -> None"),
+    ("SESSION_TIMEOUT = 30", "SESSION_TIMEOUT = 30"),
+    ("def load(self)\n    return self.x", "def load(self)"),
+])
+def test_signatures_lose_their_bodies(sig: str, header: str) -> None:
+    assert header_only(sig) == header
+
+
+def test_one_line_bounds() -> None:
+    assert one_line("\n\n  a \t b\nsecond") == "a b"
+    assert len(one_line("x" * 1000)) == caps.PROMPT_FIELD_MAX_CHARS
+
+
+# --- the builtin -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_builtin_golden(case: str) -> None:
+    result = decompose(*load(CASES[case]), make_client("builtin"))
+    got = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    golden = CASES[case] / "builtin.json"
+    if UPDATE:
+        golden.write_text(got, "utf-8")
+    assert golden.exists(), "no golden; run with PLAN07_UPDATE_GOLDENS=1"
+    assert got == golden.read_text("utf-8")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_builtin_plan_is_sensible(case: str) -> None:
+    """What a user expects of the session-timeout plan, independent of the exact golden."""
+    req, ev = load(CASES[case])
+    obs = decompose(req, ev, make_client("builtin")).obligations
+    by = {o.id: o for o in obs}
+    pos = {o.id: i for i, o in enumerate(obs)}
+    mods = {o.target_entity.rsplit(".", 1)[-1]: o for o in obs
+            if o.obligation == "modify" and o.status != "alternative"}
+    assert "SessionConfig" in mods
+    assert any(k.startswith("SessionManager") or k == "load" for k in mods)
+    cfg = mods["SessionConfig"]
+    consumer = next(o for k, o in mods.items() if k in ("SessionManager", "load"))
+    assert cfg.id in consumer.dependencies  # the config changes before its consumer
+    pd = next(o for o in obs if o.obligation == "preserve" and "default" in o.caused_by)
+    assert pd.dependencies == [cfg.id]
+    assert pd.id in consumer.dependencies
+    custom = next(o for o in obs if o.obligation == "validate"
+                  and o.validation == "tests/test_session.py::test_custom_timeout")
+    define = next(o for o in obs if o.obligation == "modify"
+                  and o.target_entity == "tests/test_session.py::test_custom_timeout")
+    assert define.id in custom.dependencies
+    assert consumer.id in custom.dependencies
+    assert define.status == "ready"
+    assert pos[define.id] < pos[cfg.id]
+    assert any(o.obligation == "preserve" and "breaking" in o.caused_by for o in obs)
+    last = [o for o in obs if o.status != "alternative"][-1]
+    assert last.validation == "compile"
+    assert last.obligation == "validate"
+    assert any(o.status == "alternative" for o in obs)
+    assert all(d in by and pos[d] < pos[o.id] for o in obs for d in o.dependencies)
+    assert all(o.status == ("blocked" if o.dependencies else "ready")
+               for o in obs if o.status != "alternative")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_builtin_plan_passes_the_rules(case: str) -> None:
+    """The builtin speaks docs/rules.md: no violation, and the ladder sees its roles."""
+    from plan07.obliggraph import derive_order
+
+    req, ev = load(CASES[case])
+    obs = decompose(req, ev, make_client("builtin")).obligations
+    order = derive_order(obs, ev)
+    assert order.violations == []
+    rules = {e.rule for e in order.edges}
+    assert {"define_test_before_validate", "preserve_before_recheck",
+            "recheck_before_rely"} <= rules
+
+
+def test_builtin_is_deterministic_under_input_order() -> None:
+    req, ev = load(GOLDEN / "example")
+    shuffled = ev.model_copy(deep=True)
+    rng = random.Random(3)
+    for xs in (shuffled.recon.nodes, shuffled.recon.edges, shuffled.impact.edges,
+               shuffled.localization):
+        rng.shuffle(xs)  # type: ignore[arg-type]
+    a = decompose(req, ev, make_client("builtin"))
+    b = decompose(req, shuffled, make_client("builtin"))
+    assert a.obligations == b.obligations
+
+
+def test_builtin_with_no_evidence_still_anchors_the_criteria() -> None:
+    req = Requirement(goal="Add a --verbose flag",
+                      acceptance_criteria=["tests/test_cli.py::test_verbose passes"])
+    obs = decompose(req, Evidence(), make_client("builtin")).obligations
+    assert [(o.obligation, o.validation) for o in obs] == [
+        ("modify", "compile"), ("validate", "tests/test_cli.py::test_verbose"),
+        ("validate", "compile")]
+
+
+def test_builtin_refuses_a_prompt_it_did_not_make() -> None:
+    with pytest.raises(InputError, match="not a plan07 decomposition prompt"):
+        make_client("builtin").complete([{"role": "user", "content": "hello"}], temperature=0,
+                                        max_completion_tokens=10, response_format=None)
+
+
+# --- the scoped re-invoke ------------------------------------------------------------------------
+
+
+def test_scoped_builtin_adds_the_uncovered_consumer_under_a_fresh_id() -> None:
+    req, ev = load(FIXTURE)
+    full = decompose(req, ev, make_client("builtin")).obligations
+    widen = next(o for o in full if o.target_entity == "pkg.auth.SessionConfig"
+                 and o.obligation == "modify")
+    login = next(o for o in full if o.target_entity == "pkg.api.login")
+    # a plan that forgot the consumer pkg.api.login: the replan of the widen must add it
+    after = {widen.id}
+    for o in full:  # ids are a topological order: one pass collects the true dependents
+        if after & set(o.dependencies):
+            after.add(o.id)
+    subgraph = [o for o in full if o.id in after and o is not login]
+    subgraph = [o.model_copy(update={"dependencies": [d for d in o.dependencies if d != login.id]})
+                for o in subgraph]
+    c = Counting(make_client("builtin"))
+    result = decompose_scoped(req, ev, c, subgraph=subgraph, failure="TypeError in login")
+    assert len(c.calls) == 1
+    assert not result.re_decompose, result.reason
+    fresh = [o for o in result.obligations if o.id not in {s.id for s in subgraph}]
+    assert [(o.id, o.target_entity, o.dependencies) for o in fresh] == [
+        (f"{widen.id}.r1", "pkg.api.login", [widen.id])]
+    assert "TypeError in login" in fresh[0].caused_by
+    compile_ = next(o for o in result.obligations if o.validation == "compile"
+                    and o.obligation == "validate")
+    assert fresh[0].id in compile_.dependencies
+
+
+def test_scoped_requires_a_subgraph() -> None:
+    with pytest.raises(InputError, match="non-empty subgraph"):
+        decompose_scoped(*load(FIXTURE), make_client("builtin"), subgraph=[])
+
+
+def test_scoped_reply_outside_the_id_space_falls_back(tmp_path: Path) -> None:
+    req, ev = load(FIXTURE)
+    sub = [Obligation.model_validate(record(3)), Obligation.model_validate(record(7))]
+    c = replay(tmp_path, json.dumps({"obligations": [record(3), record(9)]}))
+    result = decompose_scoped(req, ev, c, subgraph=sub, fresh_prefix="R2.")
+    assert result.re_decompose
+    assert "O9" in (result.reason or "")
+    assert len(c.calls) == 1
+
+
+def test_requirement_fragment_is_what_the_subgraph_names() -> None:
+    req, _ = load(FIXTURE)
+    sub = [Obligation.model_validate(record(
+        5, validation="tests/test_session.py::test_custom_timeout",
+        caused_by="criterion 5: a malformed configuration is rejected"))]
+    frag = requirement_fragment(req, sub)
+    assert frag["goal"] == req.goal
+    assert frag["acceptance_criteria"] == [req.acceptance_criteria[3], req.acceptance_criteria[4]]
+    assert frag["constraints"] == []
+
+
+# --- clients and the CLI -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("spec", "match"), [
+    ("gpt", "unknown model client 'gpt'; known: builtin"),
+    ("replay:", "needs an argument"),
+    ("replay:/no/such/file.txt", "replay file not found"),
+    ("builtin:x", "takes no argument"),
+])
+def test_make_client_fails_loudly(spec: str, match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        make_client(spec)
+
+
+def test_make_client_kinds(tmp_path: Path) -> None:
+    (tmp_path / "c.txt").write_text("x")
+    assert make_client("builtin").name == "builtin"
+    assert make_client(f"replay:{tmp_path / 'c.txt'}").name == f"replay:{tmp_path / 'c.txt'}"
+
+
+def cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_builtin_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = cli("decompose", str(FIXTURE / "requirement.json"), "--evidence",
+                       str(FIXTURE / "evidence.json"), "--json", capsys=capsys)
+    assert rc == 0, err
+    assert json.loads(out) == json.loads((FIXTURE / "builtin.json").read_text())
+
+
+def test_cli_canonicalizes_a_request(capsys: pytest.CaptureFixture[str], repo_root: Path) -> None:
+    ex = GOLDEN / "example"
+    rc, out, err = cli("decompose", str(repo_root / "examples/session_timeout/request.md"),
+                       "--evidence", str(ex / "evidence.json"), capsys=capsys)
+    assert rc == 0, err
+    assert "tests/test_session.py::test_custom_timeout" in out
+    assert "obligations (builtin" in out
+
+
+def test_cli_fallback_exits_1_and_prints_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "bad.txt").write_text("not json")
+    rc, out, _ = cli("decompose", str(FIXTURE / "requirement.json"), "--evidence",
+                     str(FIXTURE / "evidence.json"), "--llm", f"replay:{tmp_path / 'bad.txt'}",
+                     "--json", capsys=capsys)
+    assert rc == 1
+    data = json.loads(out)
+    assert data["re_decompose"] is True
+    assert data["obligations"] == []
+    assert data["raw"] == "not json"
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (["--llm", "nope"], "unknown model client"),
+    (["--evidence", "/no/such/evidence.json"], "evidence"),
+])
+def test_cli_bad_input_exits_2(args: list[str], match: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["decompose", str(FIXTURE / "requirement.json"), "--evidence",
+            str(FIXTURE / "evidence.json")]
+    rc, out, err = cli(*(base + args), capsys=capsys)
+    assert rc == 2
+    assert out == ""
+    assert err.startswith("error: ")
+    assert match in err
+    assert err.count("\n") == 1
