@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "plan07.cli.basic",
     "plan07.cli.evidence",
     "plan07.cli.canon",
+    "plan07.cli.decompose",
     "plan07.cli.rules",
     "plan07.cli.plan",
 ]
@@ -45,7 +46,10 @@ for _name in COMMAND_MODULES:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turn every error into one line on stderr and an exit code."""
     try:
-        app(args=argv, prog_name="plan07", standalone_mode=False)
+        # standalone_mode=False: click returns (not raises) the code of a `typer.Exit(n)`.
+        rc = app(args=argv, prog_name="plan07", standalone_mode=False)
+        if isinstance(rc, int) and not isinstance(rc, bool):
+            return rc
     except Plan07Error as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
