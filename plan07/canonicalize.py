@@ -50,12 +50,12 @@ _HTML_TAG = re.compile(  # known HTML tags only: `<slug>` in a URL pattern is no
     r"(?:\s[^<>]*)?/?>",
     re.I,
 )
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
-_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)")
+_IMAGE = re.compile(r"!\[([^\]\n]{0,300})\]\([^)\n]{0,1000}\)")  # bounded: linear time
+_LINK = re.compile(r"\[([^\]\n]{1,300})\]\([^)\n]{0,1000}\)")
 _AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
-_EMPHASIS = re.compile(r"(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1")
+_EMPHASIS = re.compile(r"(\*\*|__|~~)(?=\S)(.{1,300}?)(?<=\S)\1")
 _SHORTCODE = re.compile(r"(?<!\w):[a-z0-9_+-]{2,30}:(?!\w)")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_CODE_SPAN = re.compile(r"(`+)(.{1,1000}?)\1")
 _SLOT = re.compile(r"\x00(\d+)\x00")
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
@@ -118,7 +118,7 @@ _TAIL_FRAMING = re.compile(
 _INNER_PLEASE = re.compile(r",?\s*\bplease\b,?", re.I)
 _TITLE_PREFIX = re.compile(
     r"^(?:\[[^\]]{1,30}\]\s*|(?:title|bug|feature(?: request)?|enhancement|proposal|rfc|"
-    r"request|fix|feat|docs?|chore|question)\s*(?:\([^)]{0,30}\))?\s*:\s*)+",
+    r"request|fix|feat|docs?|chore|question|subject|issue)\s*(?:\([^)]{0,30}\))?\s*:\s*)+",
     re.I,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\x00\"'(\[*])")
@@ -191,13 +191,17 @@ def _parse(text: str) -> _Doc:
     fence: str | None = None
     in_tb = in_indented = in_repl = False
 
+    title_line: str | None = None  # a lone first line taken as the title (slotted)
+
     def flush() -> None:
-        nonlocal para, seen_prose, title
+        nonlocal para, seen_prose, title, title_line
         joined = " ".join(" ".join(para).split())
         if joined:
             lone = len(para) == 1 and not para_item and not re.search(r"[.!?:,;]$", joined)
-            if not seen_prose and title is None and lone and len(joined) <= 200:
+            if (not seen_prose and title is None and lone and len(joined) <= 200
+                    and len(_sentences(joined)) == 1):
                 title = unslot(joined)  # a GitHub-style title line above the body
+                title_line = joined
             else:
                 sections[-1].paras.append(_Para(joined, para_item, para_box))
             seen_prose = True
@@ -277,6 +281,9 @@ def _parse(text: str) -> _Doc:
             body = stripped
         para.append(_clean_inline(_CODE_SPAN.sub(slot, body)))
     flush()
+    if title_line is not None and not any(s.paras for s in sections):
+        sections[0].paras.append(_Para(title_line))  # a lone line with no body is the body
+        title = None
     return _Doc(title, sections, spans)
 
 
@@ -291,9 +298,20 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in out if s.strip()]
 
 
+# Placeholder text of GitHub issue templates, and apologies: never intent.
+_TEMPLATE_SENTENCE = re.compile(
+    r"(?:a clear and concise description of|if applicable,? add screenshots|add any other "
+    r"context|steps to reproduce the behaviou?r|please complete the following information|"
+    r"(?:i'?m|i am) new (?:here|to)|(?:so )?sorry(?: if| for)|apologies(?: if| for)|"
+    r"first time (?:contributor|posting))\b.*",
+    re.I,
+)
+
+
 def _is_boilerplate(sentence: str) -> bool:
-    bare = _SLOT.sub("", sentence)
-    return not re.search(r"\w", bare) or bool(_BOILERPLATE_SENTENCE.fullmatch(bare.strip()))
+    bare = _SLOT.sub("", sentence).strip()
+    return (not re.search(r"\w", bare) or bool(_BOILERPLATE_SENTENCE.fullmatch(bare))
+            or bool(_TEMPLATE_SENTENCE.fullmatch(bare)))
 
 
 def _unframe(sentence: str) -> str:
@@ -361,7 +379,7 @@ _MODAL = re.compile(
 )
 _NOT_BEHAVIOUR = re.compile(
     r"\b(?:should|must) (?:be )?(?:easy|simple|trivial|straightforward)\b|"
-    r"\b(?:i|you|we|one) (?:should|must)\b|\bshould(?:'ve| have)\b",
+    r"\b(?:i|you|we|one) (?:should|must|need to|have to|ought to)\b|\bshould(?:'ve| have)\b",
     re.I,
 )
 
@@ -461,34 +479,46 @@ def _extract_unit(doc: _Doc, kind: str, unit: str, found: _Found, has_accept: bo
         if re.search(r"[A-Za-z]{2}", _SLOT.sub("", rest)) and not rest.endswith("?"):
             found.items.append(_finish(doc.restore(rest)))
         return
-    for clause in _CLAUSE_SPLIT.split(rest) if _SLOT.search(rest) else [rest]:
+    clauses = _CLAUSE_SPLIT.split(rest)
+    named = [_named_in(doc, clause, found) for clause in clauses]
+    for clause in clauses if any(named) else [rest]:
         bare = _SLOT.sub("", clause)
-        named = False
-        for i in map(int, _SLOT.findall(clause)):
-            code = doc.spans[i]
-            if _NODE_ID.fullmatch(code):
-                named = True  # criterion (1), collected from the whole paragraph
-            elif _COMMAND.match(code) and _SUCCESS.search(bare):
-                named = True
-                arg = code.split(None, 1)[1:] if code.startswith(("pytest ", "py.test ")) else []
-                if not (arg and _NODE_ID.fullmatch(arg[0].strip())):
-                    found.commands.append(f"`{code}` succeeds")
-        if named or has_accept or clause.endswith("?") or not re.search(r"[A-Za-z]{2}", bare):
+        if (any(named) and _named_in(doc, clause, None)) or has_accept or clause.endswith("?"):
             continue
-        if _MODAL.search(bare) and not _NOT_BEHAVIOUR.search(bare):
-            found.prose.append(_finish(doc.restore(clause)))
+        if _MODAL.search(bare) and not _NOT_BEHAVIOUR.search(bare) and re.search(r"[A-Za-z]", bare):
+            text = _EXPECTED_PREFIX.sub("", doc.restore(clause))
+            found.prose.append(_finish(text))
+
+
+_EXPECTED_PREFIX = re.compile(r"^expected(?: behaviou?r| result| output)?:\s*", re.I)
+
+
+def _named_in(doc: _Doc, clause: str, found: _Found | None) -> bool:
+    """Does the clause name a test id or a command said to succeed? Collect commands."""
+    named = False
+    for i in map(int, _SLOT.findall(clause)):
+        code = doc.spans[i]
+        if _NODE_ID.fullmatch(code):
+            named = True  # criterion (1), collected from the whole paragraph
+        elif _COMMAND.match(code) and _SUCCESS.search(_SLOT.sub("", clause)):
+            named = True
+            arg = code.split(None, 1)[1:] if code.startswith(("pytest ", "py.test ")) else []
+            if found is not None and not (arg and _NODE_ID.fullmatch(arg[0].strip())):
+                found.commands.append(f"`{code}` succeeds")
+    return named
 
 
 # ---------------------------------------------------------------------------------------------
 # Goal: the headline, not the first 500 characters.
 
 _INTENT = re.compile(
-    r"^(?:add|allow|avoid|change|create|deprecate|document|drop|enable|ensure|expose|extend|fix|"
-    r"handle|implement|improve|introduce|let|make|migrate|move|optimi[sz]e|provide|refactor|"
-    r"remove|rename|replace|restore|return|support|switch|update|upgrade|use|validate)\b|"
+    r"^(?:add|allow|avoid|cache|change|clean up|create|debug|deprecate|document|drop|enable|"
+    r"ensure|expose|extend|figure out|find out|fix|handle|implement|improve|introduce|"
+    r"investigate|let|look into|make|migrate|move|optimi[sz]e|provide|refactor|remove|rename|"
+    r"replace|restore|return|speed up|split|support|switch|update|upgrade|use|validate|write)\b|"
     r"\b(?:i|we)(?:'d| would)? (?:want|like|need)\b|\bit would be (?:nice|great|useful|good)\b|"
     r"\b(?:raises?|throws?|crash(?:es)?|fails?|failing|errors?|exception|broken|wrong|incorrect|"
-    r"regression|doesn't|does not|cannot|can't|unable|hangs?|ignor\w*|drops|loses|should|"
+    r"regression|doesn't|does not|cannot|can't|unable|hangs?|ignor\w*|drops|loses|flaky|should|"
     r"must)\b",
     re.I,
 )
@@ -500,16 +530,28 @@ _DEICTIC = re.compile(
 )
 
 
+_WISH = re.compile(
+    r"^(?:(?:i|we)(?:'d| would)? (?:like|love|want|need) to|it would be (?:nice|great|good|"
+    r"useful|helpful|cool) (?:to|if (?:we|you|one) could))\s+(?=[a-z])",
+    re.I,
+)
+
+
 def _goal(doc: _Doc, intents: list[str]) -> str | None:
     if doc.title:
         title = _unframe(_TITLE_PREFIX.sub("", doc.title))
         if title:
             return _finish(title, upper=True)
-    candidates = [s for s in intents[:12] if re.search(r"[A-Za-z]{2}", s)]
+    candidates = [_WISH.sub("", _TITLE_PREFIX.sub("", s)) for s in intents[:12]]
+    candidates = [_GOAL_TAIL.sub("", s) for s in candidates if re.search(r"[A-Za-z]{2}", s)]
     for sentence in candidates:
         if _INTENT.search(sentence):
-            return _finish(_TITLE_PREFIX.sub("", sentence), upper=True)
-    return _finish(_TITLE_PREFIX.sub("", candidates[0]), upper=True) if candidates else None
+            return _finish(sentence, upper=True)
+    return _finish(candidates[0], upper=True) if candidates else None
+
+
+# "…, and make sure `pytest` passes" is a criterion, not part of the headline
+_GOAL_TAIL = re.compile(r",?\s+and (?:make sure|ensure|check|verify) (?:that )?\S.*$", re.I)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,6 +570,7 @@ _PARTICIPLE = {
     "expand": "expanded", "cache": "cached", "log": "logged", "split": "split",
     "switch": "switched", "simplify": "simplified", "optimise": "optimised",
     "optimize": "optimized", "parse": "parsed", "ignore": "ignored", "raise": "raised",
+    "speed up": "sped up", "clean up": "cleaned up", "set up": "set up", "tidy up": "tidied up",
 }
 _PREP = re.compile(r"\s(to|into|from|with|in|on|for|when|so that|instead of)\s")
 _ADJ = re.compile(r"(?:able|ible|ful|less|ive|al|ic|ent|ant|ed|ous|ary|ory)$|^(?:optional|lazy)$")
@@ -558,8 +601,11 @@ def _be(head: str) -> str:
 
 
 def _derive_one(sentence: str) -> str | None:
-    s = " ".join(_WITHOUT.sub("", _TITLE_PREFIX.sub("", sentence)).split()).rstrip(" .!?:,")
-    m = re.match(r"(\w+)\s+(.+)$", s)
+    s = _WISH.sub("", _WITHOUT.sub("", _TITLE_PREFIX.sub("", sentence)))
+    s = " ".join(s.split()).rstrip(" .!?:,")
+    m = re.match(r"(\w+ up|\w+)\s+(.+)$", s)
+    if m and m.group(1).lower() not in _PARTICIPLE:
+        m = re.match(r"(\w+)\s+(.+)$", s)  # "up" was not part of a phrasal verb
     verb, obj = (m.group(1).lower(), m.group(2)) if m else ("", "")
     if verb == "make":
         words = obj.split()

@@ -390,3 +390,39 @@ def test_cli_reports_what_a_cap_left_out(
     assert len(json.loads(out)["acceptance_criteria"]) == 16
     assert err.startswith("note: 2 acceptance_criteria")
     assert "MAX_ACCEPTANCE_CRITERIA" in err
+
+
+# --- GitHub-issue noise ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("request_text", "goal", "criteria"),
+    [
+        # template placeholder text is boilerplate, not the goal or a criterion
+        ("**Describe the bug**\nA clear and concise description of what the bug is.\n\n"
+         "`parse` drops the BOM.\n\n**Expected behavior**\nA clear and concise description of "
+         "what you expected to happen.\n`parse` should keep the BOM.",
+         "`parse` drops the BOM", ["`parse` should keep the BOM"]),
+        # "it would be great to" / "we need to" are framing around the verb
+        ("It would be great to cache the parsed config.", "Cache the parsed config",
+         ["the parsed config is cached"]),
+        ("We need to support Python 3.13.", "Support Python 3.13", ["Python 3.13 is supported"]),
+        # a lone first line is a title only when a body follows
+        ("Speed up `import plan07`", "Speed up `import plan07`",
+         ["`import plan07` is sped up"]),
+        # "and make sure X passes" belongs to the criteria, not the headline
+        ("Add a `retries` option to `fetch` and make sure `pytest tests/test_fetch.py` passes.",
+         "Add a `retries` option to `fetch`", ["`pytest tests/test_fetch.py` succeeds"]),
+        # a clause naming a test is criterion (1); the other clause stays a statement
+        ("Fix grouping. `None` keys should sort last, and `tests/t.py::test_none` should pass.",
+         "Fix grouping", ["tests/t.py::test_none", "`None` keys should sort last"]),
+        ("`load()` should return a list and never raise.", "`load()` should return a list and "
+         "never raise", ["`load()` should return a list and never raise"]),
+        # REPL output and tables are not prose
+        ("`dump` loses aliases.\n\n>>> dump(M(userId=1))\n{'user_id': 1}\n\n| a | b |\n"
+         "|---|---|\n| must | be ignored |\n", "`dump` loses aliases",
+         ["`dump` does not lose aliases"]),
+    ],
+)
+def test_github_issue_noise(request_text: str, goal: str, criteria: list[str]) -> None:
+    req = canonicalize(request_text)
+    assert (req.goal, req.acceptance_criteria) == (goal, criteria)
