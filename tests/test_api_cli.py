@@ -1,0 +1,151 @@
+"""The plan CLI (plan, next, status, show, audit, complete) as a harness or a person uses it, and
+the golden plan.json of the bundled example."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from test_api import OBLIGATIONS, REQUEST, make_repo
+
+from plan07.cli import main
+
+GOLDEN = Path(__file__).parent / "golden" / "plan" / "session_timeout.plan.json"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "session_timeout"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def planned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": OBLIGATIONS}))
+    (tmp_path / "request.md").write_text(REQUEST)
+    evidence = tmp_path / "evidence.json"
+    evidence.write_text("{}")
+    st = tmp_path / "state"
+    rc, out, err = run(capsys, "plan", str(tmp_path / "request.md"), "--repo",
+                       str(make_repo(tmp_path)), "--evidence", str(evidence),
+                       "--llm", f"replay:{replay}", "--state", str(st), "--json")
+    assert (rc, err) == (0, "")
+    assert json.loads(out)["plan_id"].startswith("plan-")
+    return st
+
+
+def test_plan_then_next_in_a_loop_yields_the_ladder_order(
+    planned: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    order = json.loads((planned / "plan.json").read_text())["schedule"]["order"]
+    seen = []
+    while True:
+        rc, out, _ = run(capsys, "next", "--state", str(planned), "--json")
+        assert rc == 0
+        view = json.loads(out)
+        if view is None:
+            break
+        assert set(view) == {"node_id", "obligation", "target_entity", "preconditions",
+                             "permitted_actions", "required_validation"}
+        seen.append(view["node_id"])
+        rc, out, _ = run(capsys, "complete", view["node_id"], "--state", str(planned), "--json")
+        assert (rc, json.loads(out)["passed"]) == (0, True)
+    assert seen == order == ["O1", "O2", "O3", "O4"]
+    rc, out, _ = run(capsys, "next", "--state", str(planned))
+    assert (rc, out.strip()) == (0, "nothing left to do: every scheduled obligation is complete")
+
+
+def test_status_show_and_audit(planned: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "next", "--state", str(planned))
+    rc, out, _ = run(capsys, "status", "--state", str(planned), "--json")
+    rows = json.loads(out)["nodes"]
+    assert [(r["id"], r["status"], r["deps"]) for r in rows][:2] == [
+        ("O1", "ready", []), ("O2", "blocked", ["O1"])]
+    assert json.loads(out)["active"] == "O1"
+    rc, out, _ = run(capsys, "status", "--state", str(planned))
+    assert rc == 0
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert re.search(r"\*O1\s+.*modify\s+.*pkg\.core\.f\s+.*ready", out)
+    rc, out, _ = run(capsys, "show", "--format", "mermaid", "--state", str(planned))
+    assert out.startswith("flowchart TD\n")
+    assert "  O1 --> O2" in out
+    assert "CP1{{CP1}}" in out
+    rc, out, _ = run(capsys, "show", "--format", "dot", "--state", str(planned))
+    assert out.startswith("digraph plan {")
+    assert '"O1" -> "O2";' in out
+    rc, out, _ = run(capsys, "show", "--state", str(planned), "--json")
+    dag = json.loads(out)
+    assert dag["ready"] == ["O1", "O3"]
+    assert dag["alternative"] == ["O5"]
+    rc, out, _ = run(capsys, "audit", "--state", str(planned), "--json")
+    assert [r["event"] for r in json.loads(out)["audit"]] == ["planned", "checkpoint",
+                                                              "handed_out"]
+    rc, out, _ = run(capsys, "audit", "--state", str(planned))
+    assert rc == 0
+    assert "handed_out" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["next"], "no plan here; run `plan07 plan"),
+        (["show", "--format", "svg"], "unknown format 'svg'"),
+        (["complete", "O2"], "'O2' is blocked"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    planned: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    state = str(planned if argv[0] != "next" else planned.parent / "nowhere")
+    rc, out, err = run(capsys, *argv, "--state", state)
+    assert rc == 2
+    assert err.startswith("error: ")
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_a_failed_check_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    obs = [{**OBLIGATIONS[3], "dependencies": []}]
+    replay = tmp_path / "c.json"
+    replay.write_text(json.dumps({"obligations": obs}))
+    (tmp_path / "r.md").write_text(REQUEST)
+    repo = make_repo(tmp_path, broken_test=True)
+    st = str(tmp_path / "st")
+    assert run(capsys, "plan", str(tmp_path / "r.md"), "--repo", str(repo), "--llm",
+               f"replay:{replay}", "--state", st)[0] == 0
+    rc, out, _ = run(capsys, "complete", "O4", "--state", st)
+    assert rc == 1
+    assert "O4 FAILED" in out
+
+
+def normalized(plan: dict[str, object], repo: Path) -> dict[str, object]:
+    text = json.dumps(plan, indent=1, sort_keys=True, ensure_ascii=False)
+    text = re.sub(r'"time": "[^"]*"', '"time": "T"', text)
+    text = re.sub(r'"plan-\d{8}-\d{4}-[0-9a-f]{6}"', '"PLAN_ID"', text)
+    text = text.replace(str(repo.resolve()), "REPO")
+    out: dict[str, object] = json.loads(text)
+    return out
+
+
+def test_golden_plan_of_the_bundled_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The builtin pipeline on examples/session_timeout. Rewrite deliberately with
+    PLAN07_REGEN_GOLDEN=1 after a change to the decomposer, the rules or the scheduler."""
+    repo = tmp_path / "session_timeout"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", "edits.json"))
+    rc, _, err = run(capsys, "plan", str(repo / "request.md"), "--repo", str(repo),
+                     "--state", str(tmp_path / "st"))
+    assert (rc, err) == (0, "")
+    got = normalized(json.loads((tmp_path / "st" / "plan.json").read_text()), repo)
+    if os.environ.get("PLAN07_REGEN_GOLDEN"):
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    assert got == json.loads(GOLDEN.read_text()), "plan drifted; PLAN07_REGEN_GOLDEN=1 rewrites"
+    assert len((tmp_path / "st" / "plan.json").read_bytes()) <= 32 * 1024
