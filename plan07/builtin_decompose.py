@@ -301,13 +301,17 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
             "validate", root, ["every step ends in a repository that compiles (§3.2: widen, "
                                "rebind, then compile)"], "§3.2 ordering ladder", "compile",
             deps=sinks)
+    # An alternative is a sibling of the main hypothesis (the top-ranked primary target): same
+    # verb, same predecessors, so the scheduler sees what it could substitute for (§3.3 P4).
+    main = primary[0].entity if primary and primary[0].entity in mods else None
     for x in alts:
+        instead = f" for {main}" if main else ""
         all_drafts[f"alt:{x.entity}"] = _Draft(
             "modify", x.entity, [f"05 localization: lower-ranked candidate (score {x.score:.2f} < "
-                                 f"{caps.BUILTIN_PRIMARY_SCORE_RATIO} x top {top:.2f}); substitute "
-                                 "only if the main hypothesis is falsified"],
+                                 f"{caps.BUILTIN_PRIMARY_SCORE_RATIO} x top {top:.2f}); substitute"
+                                 f"{instead} only if the main hypothesis is falsified"],
             f"05 localization {x.entity} score {x.score:.2f}", ix.check([x.entity]),
-            alternative=True)
+            deps=list(mods[main].deps) if main else [], alternative=True)
     return _number(all_drafts)
 
 
