@@ -33,6 +33,7 @@ How it decides (docs/canonicalize.md has the long version and examples):
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from plan07 import caps
@@ -79,7 +80,7 @@ _NOISE_HEADING = re.compile(
     r"environment|versions?|system info|platform|trace ?back|stack ?trace|\blogs?\b|output|"
     r"actual|current behaviour|reproduc|minimal|mcve|screenshot|checklist|workaround|"
     r"alternatives?|prior art|related|code sample|example code|what happened|checks?\b|"
-    r"prerequisites|before (?:submitting|you)"
+    r"prerequisites|before (?:submitting|you)|questions|discussion|faq"
 )
 _TEMPLATE_HEADING = re.compile(
     r"^(summary|description|describe the (bug|problem|issue|solution)\b.*|bug report|bug|"
@@ -100,9 +101,9 @@ _SIGNOFF = (
     r"(?: (?:so much|a lot|in advance|again|for (?:your|the) (?:help|work|time|great work)|"
     r"everyone|all))*"
 )
-_BOILERPLATE_SENTENCE = re.compile(
+_BOILERPLATE_SENTENCE = re.compile(  # ... optionally signed with a capitalized name
     rf"(?:(?:{_GREETING}|{_SIGNOFF}|please|ok(?:ay)?|so)[\s,!.;:-]*)+"
-    r"(?:[-—]+\s*)?(?:[A-Z][a-z]+(?: [A-Z][a-z]+)?)?[\s!.]*",
+    r"(?:[-—]+\s*)?(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?)?[\s!.]*",
     re.I,
 )
 _LEAD_FRAMING = re.compile(
@@ -112,8 +113,10 @@ _LEAD_FRAMING = re.compile(
     r"(?:i|we) want you to\s+|(?:i|we) need you to\s+|just\s+)+",
     re.I,
 )
-_TAIL_FRAMING = re.compile(
-    rf"(?:[\s,;:-]*\b(?:please|as always|{_SIGNOFF})\b)+[\s!.?]*$", re.I
+_TAIL_FRAMING = re.compile(  # not every sign-off word: "works best" keeps its "best"
+    r"(?:[\s,;:-]*\b(?:please|as always|thanks|thank you|thx|cheers|tia)"
+    r"(?: (?:so much|a lot|in advance|again))*\b)+[\s!.?]*$",
+    re.I,
 )
 _INNER_PLEASE = re.compile(r",?\s*\bplease\b,?", re.I)
 _TITLE_PREFIX = re.compile(
@@ -180,6 +183,7 @@ def _is_template_heading(heading: str) -> bool:
 def _parse(text: str) -> _Doc:
     """Markdown-ish text -> sections of paragraphs/items, with code and tracebacks dropped."""
     text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = textwrap.dedent(text)  # a request pasted with a common indent is not a code block
     text = _HTML_COMMENT.sub("", text)
     text = _HTML_TAG.sub("", text)
     spans: list[str] = []
@@ -379,7 +383,8 @@ _MODAL = re.compile(
 )
 _NOT_BEHAVIOUR = re.compile(
     r"\b(?:should|must) (?:be )?(?:easy|simple|trivial|straightforward)\b|"
-    r"\b(?:i|you|we|one) (?:should|must|need to|have to|ought to)\b|\bshould(?:'ve| have)\b",
+    r"\b(?:i|you|we|one) (?:should|must|need to|have to|ought to)\b|\bshould(?:'ve| have been)\b|"
+    r"^(?:today|currently|right now|at the moment|at present|as of now)\b",  # the status quo
     re.I,
 )
 
@@ -421,6 +426,7 @@ class _Found:
     constraints_named: list[str] = field(default_factory=list)  # under a constraints heading
     constraints: list[str] = field(default_factory=list)  # found in sentences
     intents: list[str] = field(default_factory=list)  # unframed intent sentences, for goal/derive
+    first_para: int = 0  # how many of `intents` the first paragraph with any gave
 
 
 def _constraints_in(sentence: str) -> tuple[list[str], str]:
@@ -450,8 +456,11 @@ def _extract(doc: _Doc, found: _Found) -> None:
                 continue  # task lists and template checklists are not intent
             if kind == "accept" and listed and not para.item:
                 kind = "intent"  # a heading with a list: its items are the criteria
+            before = len(found.intents)
             for unit in [para.text] if para.item else _sentences(para.text):
                 _extract_unit(doc, kind, unit, found, has_accept)
+            if not found.first_para:
+                found.first_para = len(found.intents) - before
 
 
 _CLAUSE_SPLIT = re.compile(r",?\s+(?:and|but)\s+(?=\S)|;\s+")
@@ -511,17 +520,23 @@ def _named_in(doc: _Doc, clause: str, found: _Found | None) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Goal: the headline, not the first 500 characters.
 
-_INTENT = re.compile(
-    r"^(?:add|allow|avoid|cache|change|clean up|create|debug|deprecate|document|drop|enable|"
-    r"ensure|expose|extend|figure out|find out|fix|handle|implement|improve|introduce|"
-    r"investigate|let|look into|make|migrate|move|optimi[sz]e|provide|refactor|remove|rename|"
-    r"replace|restore|return|speed up|split|support|switch|update|upgrade|use|validate|write)\b|"
-    r"\b(?:i|we)(?:'d| would)? (?:want|like|need)\b|\bit would be (?:nice|great|useful|good)\b|"
-    r"\b(?:raises?|throws?|crash(?:es)?|fails?|failing|errors?|exception|broken|wrong|incorrect|"
-    r"regression|doesn't|does not|cannot|can't|unable|hangs?|ignor\w*|drops|loses|flaky|should|"
-    r"must)\b",
-    re.I,
-)
+_INTENT_TIERS = [  # a request, then a symptom
+    re.compile(
+        r"^(?:add|allow|avoid|cache|change|clean up|create|debug|deprecate|document|drop|enable|"
+        r"ensure|expose|extend|figure out|find out|fix|handle|implement|improve|introduce|"
+        r"investigate|let|look into|make|migrate|move|optimi[sz]e|provide|refactor|remove|"
+        r"rename|replace|restore|return|speed up|split|support|switch|update|upgrade|use|"
+        r"validate|write)\b|"
+        r"\b(?:i|we)(?:'d| would)? (?:want|like|need)\b|\bit would be (?:nice|great|useful|good)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:raises?|throws?|crash(?:es)?|fails?|failing|errors?|exception|broken|wrong|"
+        r"incorrect|regression|doesn't|does not|cannot|can't|unable|hangs?|ignor\w*|drops|loses|"
+        r"flaky)\b",
+        re.I,
+    ),
+]
 _DEICTIC = re.compile(
     r"^(?:fix|do|handle|resolve|address|implement|solve|look at|take care of|work on)\s+"
     r"(?:this|it|that|the (?:issue|task|bug|problem|ticket|above|following))"
@@ -537,17 +552,21 @@ _WISH = re.compile(
 )
 
 
-def _goal(doc: _Doc, intents: list[str]) -> str | None:
+def _goal(doc: _Doc, found: _Found) -> str | None:
     if doc.title:
         title = _unframe(_TITLE_PREFIX.sub("", doc.title))
         if title:
             return _finish(title, upper=True)
-    candidates = [_WISH.sub("", _TITLE_PREFIX.sub("", s)) for s in intents[:12]]
-    candidates = [_GOAL_TAIL.sub("", s) for s in candidates if re.search(r"[A-Za-z]{2}", s)]
-    for sentence in candidates:
-        if _INTENT.search(sentence):
-            return _finish(sentence, upper=True)
-    return _finish(candidates[0], upper=True) if candidates else None
+    stripped = [_GOAL_TAIL.sub("", _WISH.sub("", _TITLE_PREFIX.sub("", s)))
+                for s in found.intents[:12]]
+    candidates = [(i, s) for i, s in enumerate(stripped) if re.search(r"\w", s)]
+    # a request among the first 12 sentences, else a symptom in the first paragraph, else the
+    # first sentence
+    for tier, reach in zip(_INTENT_TIERS, (12, found.first_para), strict=True):
+        for i, sentence in candidates:
+            if i < reach and tier.search(sentence):
+                return _finish(sentence, upper=True)
+    return _finish(candidates[0][1], upper=True) if candidates else None
 
 
 # "…, and make sure `pytest` passes" is a criterion, not part of the headline
@@ -600,8 +619,14 @@ def _be(head: str) -> str:
     return "are" if plural else "is"
 
 
+_ASIDE = re.compile(
+    r",\s+(?:like|as|e\.g\.|i\.e\.|similar to|which|so that|because|since|see)\b.*$", re.I
+)
+
+
 def _derive_one(sentence: str) -> str | None:
     s = _WISH.sub("", _WITHOUT.sub("", _TITLE_PREFIX.sub("", sentence)))
+    s = _ASIDE.sub("", s)
     s = " ".join(s.split()).rstrip(" .!?:,")
     m = re.match(r"(\w+ up|\w+)\s+(.+)$", s)
     if m and m.group(1).lower() not in _PARTICIPLE:
@@ -704,9 +729,9 @@ def canonicalize_with_notes(request: str, task_text: str | None = None) -> Canon
         found = _Found()
         _extract(doc, found)
         founds.append(found)
-    goal = _goal(docs[0], founds[0].intents)
+    goal = _goal(docs[0], founds[0])
     if (goal is None or _DEICTIC.match(goal)) and len(docs) > 1:
-        goal = _goal(docs[1], founds[1].intents) or goal
+        goal = _goal(docs[1], founds[1]) or goal
     if not goal:
         raise InputError(
             "the request is empty once boilerplate, code blocks and tracebacks are removed; "

@@ -117,6 +117,11 @@ def test_nothing_derivable_is_an_input_error() -> None:
          "`parse()` fails on BOM input"),
         ("Title: Faster import\n\nI want `import pkg` to take under 100 ms. It must stay pure.",
          "Faster import"),
+        ("Make the default backend the best. It should be fast, thanks in advance!",
+         "Make the default backend the best"),
+        ("Please refactor `utils.py`, thanks", "Refactor `utils.py`"),
+        ("    Please make the timeout configurable.\n\n    It must be an int.\n",
+         "Make the timeout configurable"),
     ],
 )
 def test_goal_is_the_headline_without_boilerplate(request_text: str, goal: str) -> None:
