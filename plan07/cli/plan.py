@@ -4,6 +4,7 @@ command line. A thin skin over plan07.api (I/O only); heavy imports live inside 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -310,12 +311,18 @@ def apply_edits(repo: Path, verb: str, target: str, script: dict[str, Any],
     return files
 
 
+# The example's tests need no pytest plugin; not loading the venv's (xdist, hypothesis, ...) makes
+# each check ~5x cheaper. Set for the demo's own runs and the gate's (run_check copies os.environ).
+DEMO_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 def _pytest(repo: Path, *args: str) -> tuple[bool, list[str]]:
     """Run pytest in the demo repo (argv, no shell); (passed, the test ids it names)."""
     from plan07.validate import check_env
 
     argv = [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", *args]
-    res = subprocess.run(argv, cwd=repo, env=check_env(), capture_output=True, text=True,
+    env = {**check_env(), **DEMO_ENV}
+    res = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True,
                          timeout=300, check=False)
     ids = sorted({line.split()[-1] if line.startswith(("PASSED", "FAILED")) else line.strip()
                   for line in res.stdout.splitlines()
@@ -330,12 +337,26 @@ def demo(
 ) -> None:
     """The whole loop offline on examples/session_timeout (a temp copy): plan, drive every
     obligation with the scripted edits, run the real tests at each checkpoint, explain, audit."""
-    from plan07 import state as st
-    from plan07.api import Planner
-    from plan07.obliggraph import explain
     if not (EXAMPLE / "request.md").is_file():
         raise InputError("the bundled example is missing; run from a source checkout",
                          source=str(EXAMPLE))
+    saved = {k: os.environ.get(k) for k in DEMO_ENV}
+    os.environ.update(DEMO_ENV)
+    try:
+        _demo(keep, as_json)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _demo(keep: Path | None, as_json: bool) -> None:
+    from plan07 import state as st
+    from plan07.api import Planner
+    from plan07.obliggraph import explain
+
     work = keep or Path(tempfile.mkdtemp(prefix="plan07-demo-"))
     repo, state_dir = work / "session_timeout", work / "state"
     shutil.rmtree(repo, ignore_errors=True)
