@@ -95,7 +95,9 @@ def schedule(
 
     done = set(completed) | {c for c, ms in members_of.items() if set(ms) <= set(completed)}
     nodes: list[PlanNode] = []
-    ready, blocked, alternative = [], [], []
+    ready: list[str] = []
+    blocked: list[str] = []
+    alternative: list[str] = []
     for nid in sort_ids(plan_id.values()):
         if nid in members_of:
             node = _composite(nid, [by_id[m] for m in members_of[nid]], preds[nid], plan_edges)

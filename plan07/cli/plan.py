@@ -155,7 +155,7 @@ def _status_table(con: Console, art: PlanArtifact) -> None:
     for col, kw in (("id", {"no_wrap": True}), ("verb", {"no_wrap": True}),
                     ("target", {"overflow": "fold", "ratio": 1}), ("state", {"no_wrap": True}),
                     ("deps", {"overflow": "fold", "max_width": 18})):
-        table.add_column(col, **kw)  # type: ignore[arg-type]
+        table.add_column(col, **kw)
     colours = {"complete": "green", "failed": "red", "pending": ""}
     for r in _status_rows(art):
         state = r["state"] if r["state"] != "pending" else r["status"]
@@ -369,7 +369,7 @@ def _demo(keep: Path | None, as_json: bool) -> None:
     art = planner.artifact
     say(f"planned {art.plan_id}: {len(art.schedule.order)} steps, {len(art.edges)} edges, "
         f"{len(art.checkpoints)} checkpoints (state: {state_dir})")
-    script, applied = _scripted(EXAMPLE), set()
+    script, applied = _scripted(EXAMPLE), set[int]()
     existing = _pytest(repo, "--collect-only")[1]  # the tests the repo had before the plan
     say(f"{len(existing)} existing tests; each checkpoint re-runs them (temporal consistency)")
     while (view := planner.next()) is not None:
