@@ -67,7 +67,7 @@ def test_minimal_height_and_deterministic_ties() -> None:
     # edge, at the same height: the tie goes to the first rule in the file (consumes_impact)
     rules = [n.rule for n in _walk(a.tree) if n.atom.startswith("consumes(")]  # type: ignore[arg-type]
     assert set(rules) == {"consumes_impact"}
-    assert a.height == 4
+    assert a.height == 5
 
 
 def test_depth_cuts_the_tree() -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from plan07.engine.ir import Compare, Const, Facts, Literal, Program, Term, Tuple_
 
 
@@ -40,33 +42,41 @@ def _facts_text(facts: Facts, arities: dict[str, int]) -> str:
     )
 
 
+_ARG = re.compile(r'"((?:\\.|[^"\\])*)"|(-?[0-9]+)|([^,()"]+)')
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def _parse(atom: str) -> tuple[str, Tuple_]:
+    """`rel("a","b",3)` (clingo's text of a symbol) -> ("rel", ("a", "b", 3)). One C call per
+    atom (str) instead of one per argument: cffi attribute access dominated otherwise."""
+    name, _, rest = atom.partition("(")
+    out: list[str | int] = []
+    for s, n, other in _ARG.findall(rest[:-1]):
+        if n:
+            out.append(int(n))
+        elif other:
+            out.append(other)
+        else:
+            out.append(_UNESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), s))
+    return name, tuple(out)
+
+
 def evaluate(program: Program, facts: Facts) -> Facts:
+    """The full model: the input facts of the program's relations, plus every derived tuple
+    (clingo shows only the derived relations; the inputs are known already)."""
     import clingo
 
     arities = program.arities()
+    derived = program.derived()
+    shows = "\n".join(f"#show {rel}/{arities[rel]}." for rel in sorted(derived))
     ctl = clingo.Control(["--warn=none"], logger=lambda _code, _msg: None)
-    ctl.add("base", [], translate(program) + "\n" + _facts_text(facts, arities))
+    ctl.add("base", [], "\n".join([translate(program), _facts_text(facts, arities), shows]))
     ctl.ground([("base", [])])
-    model: Facts = {rel: set() for rel in arities}
-
-    def on_model(m: object) -> None:
-        for sym in m.symbols(atoms=True):  # type: ignore[attr-defined]
-            if sym.name in model and len(sym.arguments) == arities[sym.name]:
-                model[sym.name].add(_tuple(sym.arguments))
-
-    ctl.solve(on_model=on_model)
+    model: Facts = {rel: set(facts.get(rel, ())) for rel in arities}
+    texts: list[str] = []
+    ctl.solve(on_model=lambda m: texts.extend(str(s) for s in m.symbols(shown=True)))
+    for text in texts:
+        rel, t = _parse(text)
+        if rel in derived and len(t) == arities[rel]:
+            model[rel].add(t)
     return model
-
-
-def _tuple(args: list[object]) -> Tuple_:
-    import clingo
-
-    out: list[str | int] = []
-    for a in args:
-        if a.type == clingo.SymbolType.Number:  # type: ignore[attr-defined]
-            out.append(a.number)  # type: ignore[attr-defined]
-        elif a.type == clingo.SymbolType.String:  # type: ignore[attr-defined]
-            out.append(a.string)  # type: ignore[attr-defined]
-        else:
-            out.append(str(a))
-    return tuple(out)
