@@ -116,11 +116,11 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> Fact
     for e in near.recon.edges:
         fs.add("edge", (e.src, e.dst, e.kind),
                f"evidence recon edge #{edge_index.get((e.src, e.dst, e.kind), '?')}")
-    imp_index = {(e.src, e.dst, e.cause): i for i, e in enumerate(evidence.impact.edges)}
-    for e in near.impact.edges:
-        fs.add("impact", (e.src, e.dst, e.cause),
-               f"evidence impact edge #{imp_index.get((e.src, e.dst, e.cause), '?')} "
-               f"({e.relation}, {e.cause})")
+    imp_index = {(i.src, i.dst, i.cause): k for k, i in enumerate(evidence.impact.edges)}
+    for ie in near.impact.edges:
+        fs.add("impact", (ie.src, ie.dst, ie.cause),
+               f"evidence impact edge #{imp_index.get((ie.src, ie.dst, ie.cause), '?')} "
+               f"({ie.relation}, {ie.cause})")
     for o in obligations:
         _obligation_facts(fs, o, classify(o.validation), test_nodes)
     return fs
@@ -187,7 +187,7 @@ def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
     """The edges the scheduler must follow (`precedes`) and the violations (§3.2 steps 1-2)."""
     model, _ = _evaluate(obligations, evidence, engine, rules_path)
     edges = [DerivedEdge.model_validate({"from": a, "to": b, "rule": r})
-             for a, b, r in sorted(model.get("precedes", set()))]  # type: ignore[misc]
+             for a, b, r in sorted(model.get("precedes", set()))]
     violations = []
     for a, b, kind in sorted(model.get("violation", set()), key=lambda t: (t[2], t[0], t[1])):
         nodes = [str(a)] if a == b else [str(a), str(b)]
@@ -201,7 +201,7 @@ def roles(obligations: Sequence[Obligation], evidence: Evidence, *,
     """Each obligation's derived roles (role/2), sorted."""
     model, _ = _evaluate(obligations, evidence, engine, rules_path)
     out: dict[str, list[str]] = {o.id: [] for o in obligations}
-    for o, r in sorted(model.get("role", set())):  # type: ignore[misc]
+    for o, r in sorted(model.get("role", set())):
         out.setdefault(str(o), []).append(str(r))
     return out
 
@@ -270,7 +270,7 @@ def load_obligations(path: str | Path) -> list[Obligation]:
 def load_evidence_file(path: str | Path) -> Evidence:
     """E.json (or a recon.db when plan07.evidence.load_evidence is available)."""
     try:
-        from plan07.evidence import load_evidence  # type: ignore[attr-defined]
+        from plan07.evidence import load_evidence
     except ImportError:  # the evidence loader (issue 4) is not there yet: JSON bundles only
         from plan07 import schema
 

@@ -134,3 +134,20 @@ def test_cli_explain_from_state_and_files(tmp_path: Path,
     assert main(["explain", "O7", "--violation", "ungrounded", *args]) == 1
     assert main(["explain", "O1", "--state", str(tmp_path / "nowhere")]) == 2
     assert "no plan.json here" in capsys.readouterr().err
+
+
+def test_cli_explain_from_state_evidence_sidecar_or_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = _plan(tmp_path, with_evidence=False)
+    # no evidence anywhere: the rebind rung has no impact edge, so the edge is the declared one
+    assert main(["explain", "O1", "O2", "--state", str(state), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["goal"] == 'precedes("O1", "O2", "declared")'
+    assert main(["explain", "O1", "O2", "--state", str(state), "--evidence",
+                 str(SPEC / "evidence.json"), "--json"]) == 0
+    assert "widen_before_rebind" in json.loads(capsys.readouterr().out)["goal"]
+    plan = json.loads((state / "plan.json").read_text())
+    plan["evidence_file"] = "evidence.json"
+    (state / "plan.json").write_text(json.dumps(plan))
+    (state / "evidence.json").write_text((SPEC / "evidence.json").read_text())
+    assert main(["explain", "O1", "O2", "--state", str(state), "--json"]) == 0
+    assert "widen_before_rebind" in json.loads(capsys.readouterr().out)["goal"]

@@ -119,7 +119,7 @@ def ground(atom: Atom, b: Binding) -> Tuple_:
 def ground_compare(c: Compare, b: Binding) -> str:
     def show(t: Term) -> str:
         v = value(t, b)
-        return str(Const(v)) if isinstance(v, str | int) else str(t)  # type: ignore[arg-type]
+        return str(Const(v)) if isinstance(v, str | int) else str(t)
 
     return f"{show(c.left)} {c.op} {show(c.right)}"
 
