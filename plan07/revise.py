@@ -105,7 +105,9 @@ def revise(
         # the changer: the obligation whose edit was observed, else those changing src itself
         changers = [cause] if cause in live else sorted(
             o.id for o in obs if _covers(edge.src, o.target_entity))
-        coverers = [o for o in obs if _covers(o.target_entity, edge.dst) and o.id not in changers]
+        # a consumer is covered by a change obligation (modify) on it or on what contains it
+        coverers = [o for o in obs if o.obligation == "modify" and o.id not in changers
+                    and _covers(o.target_entity, edge.dst)]
         why = f"impact feedback ({cause}): {edge.src} -> {edge.dst} {edge.relation}/{edge.cause}"
         if not coverers:
             if len(obs) >= caps.MAX_OBLIGATIONS:

@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "plan07.cli.decompose",
     "plan07.cli.rules",
     "plan07.cli.plan",
+    "plan07.cli.recover",
 ]
 
 for _name in COMMAND_MODULES:
