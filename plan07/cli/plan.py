@@ -3,6 +3,7 @@ command line. A thin skin over plan07.api (I/O only); heavy imports live inside 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -340,6 +341,9 @@ def demo(
     if not (EXAMPLE / "request.md").is_file():
         raise InputError("the bundled example is missing; run from a source checkout",
                          source=str(EXAMPLE))
+    if importlib.util.find_spec("pytest") is None:
+        raise InputError("the demo runs the example's real tests and needs pytest; install it "
+                         "with `pip install -e '.[test]'`", field="pytest")
     saved = {k: os.environ.get(k) for k in DEMO_ENV}
     os.environ.update(DEMO_ENV)
     try:
