@@ -4,6 +4,8 @@ temp dir. Each expected edge below was checked by hand against the source it nam
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,20 @@ def test_names_and_signatures(result: ReconResult) -> None:
     assert not result.warnings
     assert len(result.nodes) > 250
     assert sum(e.kind == "calls" for e in result.edges) > 150
+
+
+def test_parser_processes_give_the_same_graph(click_repo: Path) -> None:
+    # In a fresh interpreter: recon never forks from a threaded process (as pytest-xdist's is).
+    code = (
+        "import sys; from pathlib import Path; from plan07.evidence.recon import recon\n"
+        "a, b = recon(Path(sys.argv[1]), workers=1), recon(Path(sys.argv[1]), workers=3)\n"
+        "assert (a.nodes, a.edges, a.passed, a.warnings) == (b.nodes, b.edges, b.passed, "
+        "b.warnings)\nprint(len(a.edges))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(click_repo)], capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) > 500
 
 
 def test_build_and_both_formats_agree(click_repo: Path, tmp_path: Path) -> None:

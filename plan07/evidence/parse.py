@@ -135,18 +135,25 @@ def parse_module(source: str, file: str) -> ModuleFacts:
     return mf
 
 
-def walk(node: ast.AST) -> list[ast.AST]:
-    """Every node under `node` (itself included); ~2x faster than `ast.walk` on large files."""
+# Nodes with no child worth visiting: skipping them is most of walk()'s speed on data-heavy files.
+_LEAVES = (ast.Constant, ast.Name, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop,
+           ast.boolop, ast.alias)
+
+
+def walk(node: ast.AST, keep: type | tuple[type, ...]) -> list[ast.AST]:
+    """The nodes of type `keep` under `node` (itself included), in no particular order; several
+    times faster than filtering `ast.walk`, which recon spends most of its time in otherwise."""
     out: list[ast.AST] = []
     todo = [node]
     while todo:
         n = todo.pop()
-        out.append(n)
+        if isinstance(n, keep):
+            out.append(n)
         for f in n._fields:
             v = getattr(n, f, None)
-            if isinstance(v, list):
-                todo.extend(x for x in v if isinstance(x, ast.AST))
-            elif isinstance(v, ast.AST):
+            if v.__class__ is list:
+                todo.extend(x for x in v if isinstance(x, ast.AST) and not isinstance(x, _LEAVES))
+            elif isinstance(v, ast.AST) and not isinstance(v, _LEAVES):
                 todo.append(v)
     return out
 
@@ -196,7 +203,7 @@ def _imports(tree: ast.Module, mf: ModuleFacts) -> None:
 
 def _django_models(tree: ast.Module) -> list[str]:
     names: list[str] = []
-    for node in walk(tree):
+    for node in walk(tree, ast.Call):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)):
             continue
         op = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
@@ -237,7 +244,7 @@ class _Walker:
     def _stmt_calls(self, nodes: list[ast.AST], cls: Def | None) -> None:
         sink = cls.calls if cls is not None else self.mf.top_calls
         for n in nodes:
-            for c in walk(n):
+            for c in walk(n, ast.Call):
                 if isinstance(c, ast.Call) and (ch := chain_of(c.func)):
                     sink.append(_call_ref(c, ch))
 
@@ -343,6 +350,11 @@ def _class_signature(node: ast.ClassDef, *, fields: bool) -> str:
     return clip(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}")
 
 
+_SCANNED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension,
+            ast.withitem, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+            ast.arg, ast.NamedExpr, ast.Call)
+
+
 class _Body:
     """Calls and local types inside one function body (nested functions and lambdas included:
     their calls belong to the enclosing definition, which is the entity a reader would name)."""
@@ -361,7 +373,7 @@ class _Body:
         for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
             if p.arg != self.self_name:
                 self._bind(p.arg, simple_type(p.annotation))
-        nodes = [n for st in fn.body for n in walk(st)]
+        nodes = [n for st in fn.body for n in walk(st, _SCANNED)]
         for n in nodes:  # pass 1: what each local name holds
             if isinstance(n, ast.Assign):
                 t = _constructed(n.value)

@@ -1,10 +1,15 @@
 """Built-in recon (the 03 default) for a Python repository: read its files, parse each with `ast`,
-resolve across files. I/O (reads the tree); the work is done by the pure parse and resolve modules.
+resolve across files. I/O (reads the tree, may fork parser processes); the work is done by the
+pure parse and resolve modules.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import threading
 import tokenize
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from plan07.errors import InputError
@@ -13,14 +18,14 @@ from plan07.evidence.files import python_files
 from plan07.evidence.parse import parse_module
 from plan07.evidence.resolve import ReconResult, build_recon
 
+FILES_PER_WORKER = 32  # below this many files per process, forking costs more than it saves
+MAX_WORKERS = 8
 
-def read_modules(repo: Path) -> tuple[list[ModuleFacts], list[str]]:
-    """Every parsable module's facts, and one warning per file that was skipped."""
-    if not repo.is_dir():
-        raise InputError("not a directory; give the repository root", source=str(repo))
+
+def _parse_files(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
     modules: list[ModuleFacts] = []
     warnings: list[str] = []
-    for rel in python_files(repo):
+    for rel in rels:
         try:
             with tokenize.open(repo / rel) as fh:  # honours a PEP 263 coding line
                 source = fh.read()
@@ -32,9 +37,35 @@ def read_modules(repo: Path) -> tuple[list[ModuleFacts], list[str]]:
     return modules, warnings
 
 
-def recon(repo: Path) -> ReconResult:
-    """The recon graph of the Python repository at `repo`; unreadable files become warnings."""
-    modules, warnings = read_modules(repo)
+def auto_workers(n_files: int) -> int:
+    """Parser processes for `n_files`: one per FILES_PER_WORKER files, at most one per CPU; 1 (no
+    fork) when this process runs other threads, since forking a threaded process is unsafe."""
+    if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS, n_files // FILES_PER_WORKER))
+
+
+def read_modules(repo: Path, *, workers: int | None = None) -> tuple[list[ModuleFacts], list[str]]:
+    """Every parsable module's facts (in file order), and one warning per file skipped."""
+    if not repo.is_dir():
+        raise InputError("not a directory; give the repository root", source=str(repo))
+    files = python_files(repo)
+    n = auto_workers(len(files)) if workers is None else max(1, workers)
+    if n == 1 or threading.active_count() > 1:  # never fork a threaded process
+        return _parse_files(repo, files)
+    size = -(-len(files) // (n * 4))  # 4 chunks per worker evens out big and small files
+    chunks = [files[i:i + size] for i in range(0, len(files), size)]
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as ex:
+        parts = list(ex.map(_parse_files, [repo] * len(chunks), chunks))
+    modules = [m for mods, _ in parts for m in mods]
+    warnings = [w for _, ws in parts for w in ws]
+    return modules, warnings  # chunks are contiguous slices of the sorted list: order is kept
+
+
+def recon(repo: Path, *, workers: int | None = None) -> ReconResult:
+    """The recon graph of the Python repository at `repo`; unreadable files become warnings.
+    `workers`: parser processes (default: by size and CPU count; the result is the same)."""
+    modules, warnings = read_modules(repo, workers=workers)
     result = build_recon(modules)
     result.warnings = warnings + result.warnings
     return result
