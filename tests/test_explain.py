@@ -132,7 +132,7 @@ def test_cli_explain_from_state_and_files(tmp_path: Path,
     assert main(["explain", "O6", "O7", *args, "--depth", "1"]) == 0
     assert "cut by --depth" in capsys.readouterr().out
     assert main(["explain", "O7", "--violation", "ungrounded", *args]) == 1
-    assert main(["explain", "O1", "--state", str(tmp_path / "nowhere")]) == 2
+    assert main(["explain", "O1", "O2", "--state", str(tmp_path / "nowhere")]) == 2
     assert "no plan.json here" in capsys.readouterr().err
 
 
@@ -151,3 +151,27 @@ def test_cli_explain_from_state_evidence_sidecar_or_flag(
     (state / "evidence.json").write_text((SPEC / "evidence.json").read_text())
     assert main(["explain", "O1", "O2", "--state", str(state), "--json"]) == 0
     assert "widen_before_rebind" in json.loads(capsys.readouterr().out)["goal"]
+
+
+@pytest.mark.parametrize("rung", LADDER)
+def test_cli_explain_prints_each_ladder_fixture(rung: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    pos = next(c for c in discover(rule=rung) if c.name.startswith("pos"))
+    a, b, _ = next(t for t in _expected(pos) if t[2] == rung)
+    assert main(["explain", a, b, "--facts", str(pos.path / "facts.dl")]) == 0
+    out = capsys.readouterr().out
+    assert f'precedes("{a}", "{b}", "{rung}") holds' in out
+    assert f"[{rung} @ rules/ordering.dl:" in out
+    assert "facts.dl:" in out  # leaves name the line of the fact they came from
+    neg = next(c for c in discover(rule=rung) if c.name.startswith("neg"))
+    if (a, b, rung) not in _expected(neg):
+        code = main(["explain", a, b, "--facts", str(neg.path / "facts.dl")])
+        out = capsys.readouterr().out
+        assert code in (0, 1)
+        assert f'precedes("{a}", "{b}", "{rung}") holds' not in out
+
+
+def _expected(case) -> set[tuple[str, ...]]:  # type: ignore[no-untyped-def]
+    from plan07.engine.fixtures import read_expected
+
+    return read_expected(case).get("precedes", set())

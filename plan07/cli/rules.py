@@ -81,6 +81,8 @@ def explain(
                          "over SRC [DST] instead of an edge.")] = None,
     obligations: Annotated[Path | None, typer.Option("--obligations")] = None,
     evidence: Annotated[Path | None, typer.Option("--evidence")] = None,
+    facts: Annotated[Path | None, typer.Option("--facts", help="Raw input facts (a facts.dl of "
+                     "a rule fixture) instead of obligations + evidence.")] = None,
     state: Annotated[Path | None, typer.Option("--state", help="Plan state dir (reads "
                      "DIR/plan.json).")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="Cut the tree at N levels.")] = None,
@@ -94,22 +96,25 @@ def explain(
     from plan07.obliggraph import explain as explain_edge
     from plan07.obliggraph import explain_violation, load_evidence_file, load_obligations
 
-    if obligations is not None:
-        obs = load_obligations(obligations)
-        ev = load_evidence_file(evidence) if evidence else Evidence()
-        eng = engine or "pydatalog"
+    if violation is None and dst is None:
+        raise InputError("explain an edge needs SRC and DST (or --violation KIND)", field="DST")
+    if facts is not None:
+        proof = _explain_facts(facts, src, dst, violation, depth, rules)
     else:
-        st = state or Path(os.environ.get("PLAN07_STATE") or DEFAULT_STATE)
-        obs, ev, plan_engine = _from_state(st, evidence)
-        eng = engine or plan_engine
-    if violation:
-        proof = explain_violation(obs, ev, violation, [src] + ([dst] if dst else []),
-                                  engine=eng, depth=depth, rules_path=rules)
-    else:
-        if dst is None:
-            raise InputError("explain an edge needs SRC and DST (or --violation KIND)",
-                             field="DST")
-        proof = explain_edge(obs, ev, src, dst, engine=eng, depth=depth, rules_path=rules)
+        if obligations is not None:
+            obs = load_obligations(obligations)
+            ev = load_evidence_file(evidence) if evidence else Evidence()
+            eng = engine or "pydatalog"
+        else:
+            st = state or Path(os.environ.get("PLAN07_STATE") or DEFAULT_STATE)
+            obs, ev, plan_engine = _from_state(st, evidence)
+            eng = engine or plan_engine
+        if violation:
+            proof = explain_violation(obs, ev, violation, [src] + ([dst] if dst else []),
+                                      engine=eng, depth=depth, rules_path=rules)
+        else:
+            assert dst is not None
+            proof = explain_edge(obs, ev, src, dst, engine=eng, depth=depth, rules_path=rules)
     if as_json:
         print_json(proof)
     elif proof.holds and proof.tree is not None:
@@ -121,6 +126,22 @@ def explain(
             typer.echo(f"  {line}")
     if not proof.holds:
         raise typer.Exit(1)
+
+
+def _explain_facts(path: Path, src: str, dst: str | None, violation: str | None,
+                   depth: int | None, rules: Path | None) -> Any:
+    from plan07.engine import load_program
+    from plan07.engine.fixtures import load_facts
+    from plan07.engine.provenance import explain_facts
+
+    if depth is not None and depth < 0:
+        raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
+    facts, sources = load_facts(path)
+    pattern: tuple[str | None, ...] = (src, dst or src, violation)
+    rel = "violation" if violation else "precedes"
+    if not violation:
+        pattern = (src, dst, None)
+    return explain_facts(load_program(rules), facts, sources, rel, pattern, depth)
 
 
 rules_app = typer.Typer(help="Rule authoring: run per-rule fixtures, lint a rule file.",

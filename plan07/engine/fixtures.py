@@ -82,17 +82,24 @@ def case_facts(case: Case) -> Facts:
         evidence = load_evidence_file(ev_path) if ev_path.exists() else Evidence()
         return prepare_facts(obligations, evidence).facts
     if (case.path / "facts.dl").exists():
-        from plan07.engine.parser import parse_file
-
-        prog = parse_file(case.path / "facts.dl")
-        facts: Facts = {}
-        for r in prog.rules:
-            if not r.is_fact:
-                raise InputError("facts.dl holds ground facts only", source=f"{prog.file}:{r.line}")
-            facts.setdefault(r.head.relation, set()).add(
-                tuple(t.value for t in r.head.args))  # type: ignore[union-attr]
-        return facts
+        return load_facts(case.path / "facts.dl")[0]
     raise InputError("a fixture case needs obligations.json or facts.dl", source=str(case.path))
+
+
+def load_facts(path: Path) -> tuple[Facts, dict[tuple[str, Tuple_], list[str]]]:
+    """Ground facts from a .dl file, each with its source `FILE:LINE` (for explain)."""
+    from plan07.engine.parser import parse_file
+
+    prog = parse_file(path)
+    facts: Facts = {}
+    sources: dict[tuple[str, Tuple_], list[str]] = {}
+    for r in prog.rules:
+        if not r.is_fact:
+            raise InputError("a facts file holds ground facts only", source=f"{prog.file}:{r.line}")
+        t = tuple(a.value for a in r.head.args)  # type: ignore[union-attr]
+        facts.setdefault(r.head.relation, set()).add(t)
+        sources.setdefault((r.head.relation, t), []).append(f"{prog.file}:{r.line}")
+    return facts, sources
 
 
 def read_expected(case: Case) -> dict[str, set[Tuple_]]:

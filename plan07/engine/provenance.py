@@ -165,8 +165,9 @@ def _explain_failure(program: Program, model: Facts, lit: object, b: dict[str, o
         present = find(model, atom.relation, pat)
         if present:
             proof = prove_key((atom.relation, present[0]))
-            return [text, f"  but {proof.atom} holds (rule {proof.rule or 'input fact'}"
-                          f"{', ' + proof.location if proof.location else ''})"]
+            how = (f"rule {proof.rule}, {proof.location}" if proof.rule
+                   else f"input fact: {'; '.join(proof.sources) or 'given'}")
+            return [text, f"  but {proof.atom} holds ({how})"]
         return [text]
     if atom.relation in program.derived() and depth > 0:
         sub = why_not(program, model, atom.relation, pat, prove_key, depth - 1)
