@@ -317,6 +317,10 @@ def apply_edits(repo: Path, verb: str, target: str, script: dict[str, Any],
 DEMO_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
+def _fit(line: str, width: int = 80) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def _pytest(repo: Path, *args: str) -> tuple[bool, list[str]]:
     """Run pytest in the demo repo (argv, no shell); (passed, the test ids it names)."""
     from plan07.validate import check_env
@@ -384,8 +388,8 @@ def _demo(keep: Path | None, as_json: bool) -> None:
         step: dict[str, Any] = {"node": view.node_id, "verb": view.obligation,
                                 "target": view.target_entity, "edited": files,
                                 "check": verdict.check, "passed": verdict.passed}
-        say(f"{view.node_id:>4} {view.obligation:<8} {view.target_entity[:40]:<40} "
-            f"{'pass' if verdict.passed else 'FAIL'} {', '.join(files)}")
+        say(_fit(f"{view.node_id:>4} {view.obligation:<8} {view.target_entity[:40]:<40} "
+                 f"{'pass' if verdict.passed else 'FAIL'} {', '.join(files)}"))
         log.append(step)
         if not verdict.passed:
             say(verdict.output_tail[-800:])
@@ -418,8 +422,8 @@ def _demo(keep: Path | None, as_json: bool) -> None:
             typer.echo("\n".join(render(proof.tree)) if proof.tree else "  (no proof)")
         typer.echo(f"\naudit ({len(rows)} rows):")
         for r in rows:
-            extra = f" [edit {r.accepted_edit}]" if r.accepted_edit else ""
-            typer.echo(f"  {r.obligation:>5} {r.event:<10} {r.trace[:56]}{extra}")
+            text = f"edit {r.accepted_edit}" if r.accepted_edit else r.trace
+            typer.echo(_fit(f"  {r.obligation:>5} {r.event:<10} {text}"))
         typer.echo(f"\n{'every obligation validated' if done else 'STOPPED'}; "
                    f"repo {repo}, state {state_dir}")
     if not done:
