@@ -8,9 +8,10 @@ How it decides (docs/canonicalize.md has the long version and examples):
   tables and block quotes are dropped (never a criterion, never the goal); list markers and
   checkboxes are stripped; whitespace is collapsed; boilerplate framing (greetings, sign-offs,
   "please", "thanks", "as always", "could you", ...) is removed from every sentence.
-* Goal: the request's headline: its title heading when it opens with one, else the first
-  sentence that signals intent (an imperative verb, "I want", a bug symptom), else the first
-  sentence. A request that only says "fix this" takes its goal from the task text.
+* Goal: the request's headline: its title (a heading or a lone first line above a body), else
+  the first of 12 sentences that asks for something (an imperative verb, "I want", "it would be
+  great to"), else the first-paragraph sentence that states a symptom, else the first sentence.
+  A request that only says "fix this" takes its goal from the task text.
 * Criteria, by priority class: (1) pytest node ids named anywhere outside code, each as the
   node id itself ("this test passes"); (2) backticked commands said to pass/succeed, as
   "`cmd` succeeds"; (3) items under an "Acceptance criteria" / "Expected behaviour" / "Definition
@@ -19,9 +20,10 @@ How it decides (docs/canonicalize.md has the long version and examples):
   derived from the request's own verbs, with needs_confirmation=True (a plan may start on them,
   never terminate on them). Neither -> InputError.
 * Constraints: items under a "Constraints"/"Non-goals"/"Out of scope"/"Compatibility" heading;
-  "without breaking X" (-> "Do not break X"); "must not / do not / never" + a change verb
-  (break, change, remove, add, ...); "keep ... compatible/unchanged"; "backward compatible";
-  "no new dependency"; "no breaking change". "X must not raise" is behaviour, so a criterion.
+  "without breaking X" (-> "do not break X"); a prohibition ("must not", "avoid", a sentence
+  opening "Do not") + a change verb (break, change, remove, add, ...); "keep ... compatible";
+  "backward compatible"; "no new dependency"; "no breaking change". "X must not raise" is
+  behaviour, so a criterion; "X does not remove Y" is a symptom, not a constraint.
 * Caps: a prose goal or predicate longer than its cap is shortened at the last clause boundary
   (", ; : — (") in the cap's final two thirds, else at the last word boundary with "…"; a single
   word longer than the cap, or a test id / command longer than PREDICATE_MAX_CHARS, is refused
@@ -388,9 +390,9 @@ _NOT_BEHAVIOUR = re.compile(
     re.I,
 )
 
-_CHANGE_VERB = (
-    r"break|change|alter|modify|remove|touch|affect|regress|introduce|add|rename|drop|require|"
-    r"depend|increase|slow|delete|replace|bump"
+_CHANGE_VERB = (  # stems: "breaking", "changes", "removed" … ("address" is not "add")
+    r"(?:break|chang|alter|modif|remov|touch|affect|regress|introduc|add(?!ress)|renam|drop|"
+    r"requir|depend|increas|slow|delet|replac|bump|pull(?:ing)? in)\w*"
 )
 _WITHOUT = re.compile(
     r"\bwithout (breaking|changing|affecting|removing|touching|altering|modifying|adding|"
@@ -398,9 +400,13 @@ _WITHOUT = re.compile(
     r"([^,;.!?]*?)(?=\s+(?:if|when|unless|so|because|but|as|since|while)\b|[,;.!?]|$)",
     re.I,
 )
+# A prohibition, not a description: "X does not remove Y" is a symptom, "Do not remove Y" and
+# "X must not remove Y" are constraints.
 _CONSTRAINT = re.compile(
-    rf"\b(?:must|should|shall|may|can|do|does|will) ?not\b[^.]{{0,40}}?\b(?:{_CHANGE_VERB})|"
-    rf"\b(?:mustn't|shouldn't|don't|doesn't|won't|never|avoid)\b[^.]{{0,40}}?\b(?:{_CHANGE_VERB})|"
+    rf"\b(?:must|should|shall|may) ?(?:not|never)\b[^.]{{0,40}}?\b{_CHANGE_VERB}|"
+    rf"\b(?:mustn't|shouldn't|shan't|avoid(?:ing)?|(?:we|you) (?:can't|cannot|can not)|"
+    rf"(?:i|we)(?:'d| would) rather not)\b[^.]{{0,40}}?\b{_CHANGE_VERB}|"
+    rf"^(?:do not|don't|never)\b[^.]{{0,40}}?\b{_CHANGE_VERB}|"
     r"\bkeep(?:s|ing)?\b[^.]{0,100}?\b(?:compatib\w*|working|unchanged|intact|stable|the same|"
     r"as (?:it )?is)\b|"
     r"\bbackwards?[- ]compatib\w*|\bremains? compatible\b|"

@@ -146,6 +146,13 @@ def test_task_text_supplies_the_goal_when_the_request_only_points_at_it() -> Non
         ("Keep the CLI backward compatible.", ["Keep the CLI backward compatible"], []),
         ("No new dependency, please.", ["No new dependency"], []),
         ("`parse` must not raise on empty input.", [], ["`parse` must not raise on empty input"]),
+        # a prohibition is a constraint; a description of what happens is not
+        ("Do not remove the build dir.", ["Do not remove the build dir"], []),
+        ("`clean` does not remove the build dir.", [], []),
+        ("It never removes stale files.", [], []),
+        ("It must never change the schema.", ["It must never change the schema"], []),
+        ("We cannot add dependencies here.", ["We cannot add dependencies here"], []),
+        ("Please address the warning.", [], []),
     ],
 )
 def test_constraints(sentence: str, constraints: list[str], criteria: list[str]) -> None:
