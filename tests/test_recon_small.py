@@ -81,6 +81,26 @@ def main():
 
 def shadow(helper):
     helper()                            # a parameter, not pkg.auth.helper: dropped
+
+
+STORE = auth.Store()                    # a module-level singleton of a known class
+mixed = auth.Store()
+mixed = 3                               # assigned two things: calls through it are dropped
+
+
+def use_globals():
+    STORE.get("k")
+    mixed.get("k")
+
+
+def make_store() -> "auth.Store":
+    return auth.Store()
+
+
+def use_factory():
+    make_store().get("a")               # through the declared return type
+    s = make_store()
+    s.get("b")
 ''',
     "pkg/settings.py": '''
 from typing import TypedDict
@@ -171,6 +191,8 @@ def edges(r: ReconResult) -> set[tuple[str, str, str]]:
     ("pkg.cli.main", "pkg.auth.SessionManager", "calls"),
     ("pkg.cli.main", "pkg.auth.SessionManager.load", "calls"),  # m = SM(); m.load()
     ("pkg.cli.main", "pkg.auth.helper", "calls"),
+    ("pkg.cli.use_globals", "pkg.auth.Store.get", "calls"),  # STORE = auth.Store()
+    ("pkg.cli.use_factory", "pkg.auth.Store.get", "calls"),  # make_store() -> "auth.Store"
     # imports: the module and the symbol; a re-export in pkg/__init__ resolves to its origin
     ("pkg.cli", "pkg.auth", "imports"),
     ("pkg.cli", "pkg.auth.SessionManager", "imports"),
@@ -197,6 +219,7 @@ def test_expected_edge(result: ReconResult, src: str, dst: str, kind: str) -> No
 
 @pytest.mark.parametrize(("src", "dst"), [
     ("pkg.cli.shadow", "pkg.auth.helper"),  # the parameter `helper` shadows the import
+    ("pkg.cli", "pkg.auth.Store.get"),  # module code does not call what a function calls
     ("pkg.auth.SessionManager.load", "pkg.auth.SessionManager.load"),  # no self loops
 ])
 def test_unresolved_calls_are_dropped_not_guessed(result: ReconResult, src: str, dst: str) -> None:

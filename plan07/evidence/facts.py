@@ -34,6 +34,7 @@ class Def:
     calls: list[CallRef] = field(default_factory=list)
     attr_types: dict[str, Chain] = field(default_factory=dict)  # class: self.x / x: T -> T
     params: list[str] = field(default_factory=list)  # function: parameter names, in order
+    returns: Chain | None = None  # function: the one class its return annotation names
     defaults: int = 0  # function: how many parameters have a default value
     structured: bool = False  # class: dataclass / TypedDict / NamedTuple / pydantic at parse time
     field_signature: str = ""  # class: `class C(timeout: int = 30)` from its annotated fields
@@ -52,4 +53,5 @@ class ModuleFacts:
     imports: list[str] = field(default_factory=list)  # every imported qualified name, in order
     defs: list[Def] = field(default_factory=list)
     top_calls: list[CallRef] = field(default_factory=list)  # calls at module level
+    var_types: dict[str, Chain | None] = field(default_factory=dict)  # module variable -> class
     migration_models: list[str] = field(default_factory=list)  # Django models a migration touches

@@ -238,8 +238,30 @@ class _Walker:
                 self._stmt_calls([st], cls)
                 if cls is not None and isinstance(st, ast.AnnAssign):
                     cls.annotations += type_chains(st.annotation)
-                    if isinstance(st.target, ast.Name) and (t := simple_type(st.annotation)):
-                        cls.attr_types[st.target.id] = t
+                self._variables(st, cls)
+
+    def _variables(self, st: ast.stmt, cls: Def | None) -> None:
+        """`x = Cls(...)` / `x: Cls` at module or class level: what x holds, when it is one
+        thing (a module-level singleton such as `console = Console()`)."""
+        pairs: list[tuple[ast.expr, Chain | None]] = []
+        if isinstance(st, ast.Assign):
+            pairs = [(t, _constructed(st.value)) for t in st.targets]
+        elif isinstance(st, ast.AnnAssign):
+            pairs = [(st.target, simple_type(st.annotation) or _constructed(st.value))]
+        elif isinstance(st, ast.AugAssign | ast.For | ast.AsyncFor):
+            pairs = [(st.target, None)]
+        for target, t in pairs:
+            names = [target] if isinstance(target, ast.Name) else [
+                e for e in walk(target, ast.Name) if isinstance(e, ast.Name)]
+            for name in names:
+                held = t if name is target else None
+                assert isinstance(name, ast.Name)
+                if cls is not None:
+                    if held is not None:
+                        cls.attr_types.setdefault(name.id, held)
+                    continue
+                known = self.mf.var_types
+                known[name.id] = held if known.get(name.id, held) == held else None
 
     def _stmt_calls(self, nodes: list[ast.AST], cls: Def | None) -> None:
         sink = cls.calls if cls is not None else self.mf.top_calls
@@ -281,6 +303,7 @@ class _Walker:
         for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
             d.annotations += type_chains(p.annotation)
         d.annotations += type_chains(node.returns)
+        d.returns = simple_type(node.returns)
         static = any(x[-1] == "staticmethod" for x in decos)
         self_name = params[0] if method and params and not static else None
         _Body(d, self_name, cls).scan(node)

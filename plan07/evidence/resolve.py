@@ -42,6 +42,7 @@ class _Index:
         self.warnings: list[str] = []
         self._canon: dict[str, str | None] = {}
         self._mro: dict[str, list[str]] = {}
+        self._busy: set[str] = set()
         for m in modules:
             if m.name in self.modules:
                 self.warnings.append(f"{m.file}: module {m.name} already read from "
@@ -80,6 +81,8 @@ class _Index:
                     result = self.canon(target, hops + 1) if target != q else None
                 elif self.kind[h] in CLASSLIKE:
                     result = self.member(h, last)
+                elif (rt := self.return_type(h)) is not None:  # `get_console().print`
+                    result = self.member(rt, last)
             else:  # `Cls().attr.m`: the attribute's declared class, when it has m
                 owner, _, attr = head.rpartition(".")
                 o = self.canon(owner, hops + 1) if owner else None
@@ -118,6 +121,20 @@ class _Index:
                 return t if t and self.kind[t] in CLASSLIKE else None
         return None
 
+    def return_type(self, fn: str) -> str | None:
+        """The class a function's return annotation names, when it is one in-repo class."""
+        if self.kind.get(fn) not in ("function", "method"):
+            return None
+        m, d = self.defs[fn]
+        if d.returns is None or d.returns[0] in ("self", "super") or fn in self._busy:
+            return None
+        if d.returns == ("Self",) or d.returns == ("typing", "Self"):
+            return self.owner_class(fn)
+        self._busy.add(fn)  # an annotation that names itself through a call chain: no loop
+        t = self.resolve(m, d.returns, None)
+        self._busy.discard(fn)
+        return t if t is not None and self.kind[t] in CLASSLIKE else None
+
     def owner_class(self, eid: str) -> str | None:
         parent = eid.rpartition(".")[0]
         return parent if self.kind.get(parent) in CLASSLIKE else None
@@ -139,8 +156,13 @@ class _Index:
             base = f"{m.name}.{head}"
         elif head in m.bindings:
             base = m.bindings[head]
+        elif rest and (held := m.var_types.get(head)) and held[0] not in m.var_types:
+            t = self.resolve(m, held, None)  # `console = Console()` at module level
+            if t is None or self.kind[t] not in CLASSLIKE:
+                return None
+            base = t
         else:
-            return None  # a builtin, a global variable, or something undefined: not guessed
+            return None  # a builtin, an untyped global, or something undefined: not guessed
         return ".".join([base, *rest])
 
     def resolve(self, m: ModuleFacts, chain: Chain, cls: str | None) -> str | None:
