@@ -433,7 +433,8 @@ class Planner:
             art, remove=result.removed, add=result.added, edges=result.edges,
             violations=result.violations, caused_by=node_id,
             change=f"scoped replan after {node_id} failed: re-decomposed "
-                   f"{', '.join(result.affected)} into {', '.join(o.id for o in result.added)}")
+                   f"{', '.join(sort_ids(result.affected))} into "
+                   f"{', '.join(sort_ids(o.id for o in result.added))}")
         fresh = {o.id for o in result.added}
         for n in art.nodes:  # the re-decomposed fragment is new work: pending again
             if (set(n.members) or {n.id}) & fresh and n.state == "failed":
@@ -442,8 +443,8 @@ class Planner:
         for oid in result.removed:
             art.bounds.pop(oid, None)
         self._record(art, node_id, "replanned",
-                     f"scoped replan of {', '.join(result.affected)} (failed node + true "
-                     f"dependents); rules re-walked {', '.join(result.rewalked)}")
+                     f"scoped replan of {', '.join(sort_ids(result.affected))} (failed node + "
+                     f"true dependents); rules re-walked {', '.join(sort_ids(result.rewalked))}")
 
     def _client(self, art: PlanArtifact) -> LLMClient:
         """The model client of this plan: the one given to `create`, else `art.llm` (a spec)."""
