@@ -128,9 +128,11 @@ class _Index:
 
 
 def _names(entity: str) -> set[str]:
-    """The names by which a text can name an entity: its last part (3 chars or more)."""
+    """The names by which a text can name an entity: each dotted suffix (`SessionManager.load`,
+    `load`), the last part only when 3 chars or more."""
     parts = [p for p in re.split(r"[.:/]+", entity) if p]
-    return {parts[-1]} if parts and len(parts[-1]) >= 3 else set()
+    out = {".".join(parts[-k:]) for k in range(2, len(parts) + 1)}
+    return out | ({parts[-1]} if parts and len(parts[-1]) >= 3 else set())
 
 
 def _words(text: str) -> set[str]:
@@ -145,7 +147,8 @@ def _best_tests(text: str, tests: set[str]) -> list[str]:
 
 
 def _named(text: str, entity: str) -> bool:
-    return any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text) for n in _names(entity))
+    # not inside a longer dotted name: `plan07.schema.parse` does not name `decompose.parse`
+    return any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", text) for n in _names(entity))
 
 
 def _slug(text: str) -> str:
@@ -165,9 +168,13 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
     # 05 localization: primary targets and lower-ranked alternatives.
     ranked = sorted(evidence.localization, key=lambda x: (-x.score, x.entity))
     top = ranked[0].score if ranked else 0.0
-    primary = [x for x in ranked if x.score >= caps.BUILTIN_PRIMARY_SCORE_RATIO * top
-               or _named(text, x.entity)]
-    alts = [x for x in ranked if x not in primary][: caps.BUILTIN_MAX_ALTERNATIVES]
+    # The candidates the request names, and the top-ranked ones the ranker puts above all of them
+    # (score >= ratio x top), at most BUILTIN_MAX_PRIMARY of the latter.
+    named = [x for x in ranked if _named(text, x.entity)]
+    bar = max((x.score for x in named), default=-1.0)
+    strong = [x for x in ranked if x.score >= caps.BUILTIN_PRIMARY_SCORE_RATIO * top
+              and x.score > bar and x not in named][: caps.BUILTIN_MAX_PRIMARY]
+    primary = [x for x in ranked if x in named or x in strong]
     if not ranked:  # no localization: the sources of the changes the impact DAG projects
         srcs = sorted({i.src for i in evidence.impact.edges if i.cause in BREAKING_CAUSES})
         primary = [Localization(entity=s, score=0.0) for s in srcs]
@@ -179,12 +186,16 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
         mods[loc.entity] = _Draft("modify", loc.entity, [],
                                   f"05 localization {loc.entity} score {loc.score:.2f}", "")
         order.append(loc.entity)
+    # A primary's consumers by any rebind cause; past them only a breaking cause propagates (a
+    # rebind keeps its own signature, but the rules flag a sig_change consumer left unplanned).
     queue = list(order)
+    first = set(order)
     deps: dict[str, list[str]] = defaultdict(list)
     while queue:
         src = queue.pop(0)
+        causes = REBIND_CAUSES if src in first else BREAKING_CAUSES
         for i in ix.out.get(src, []):
-            if i.cause not in REBIND_CAUSES or not ix.consumer(i.dst) or i.dst == src:
+            if i.cause not in causes or not ix.consumer(i.dst) or i.dst == src:
                 continue
             if i.dst not in mods:
                 mods[i.dst] = _Draft("modify", i.dst, [], _edge(i), "")
@@ -239,7 +250,7 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
         if t is not None:
             also[t].append(f"criterion {n}: {c}")
             derived.remove((n, c))
-    if preserve_key is None and any(i.cause == "default_change" and i.src in mods
+    if preserve_key is None and any(i.cause == "default_change" and i.src in first
                                     for i in evidence.impact.edges):
         preserve_key = _preserve_default(drafts, ix, evidence, order, widened, 0, "", [])
 
@@ -261,7 +272,7 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
         rebinds = [f"modify:{e}" for e in order if e not in before_pd and e not in widened]
         for k in rebinds:
             mods[k.split(":", 1)[1]].deps.append(preserve_key)
-        if rebinds and pd.validation != "compile":
+        if rebinds and ("::" in pd.validation or pd.validation.startswith("pytest:")):
             drafts["recheck"] = _Draft(
                 "validate", _test_entity(ix, pd.validation, pd.target),
                 [f"the old-default test re-runs once the consumers are rebound ({pd.why[0]})"],
@@ -304,12 +315,16 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
     # An alternative is a sibling of the main hypothesis (the top-ranked primary target): same
     # verb, same predecessors, so the scheduler sees what it could substitute for (§3.3 P4).
     main = primary[0].entity if primary and primary[0].entity in mods else None
+    alts = [x for x in ranked if x.entity not in mods][: caps.BUILTIN_MAX_ALTERNATIVES]
     for x in alts:
         instead = f" for {main}" if main else ""
+        rank = (f"lower-ranked candidate (score {x.score:.2f} < "
+                f"{caps.BUILTIN_PRIMARY_SCORE_RATIO} x top {top:.2f})"
+                if x.score < caps.BUILTIN_PRIMARY_SCORE_RATIO * top else
+                f"candidate the request does not name (score {x.score:.2f}, top {top:.2f})")
         all_drafts[f"alt:{x.entity}"] = _Draft(
-            "modify", x.entity, [f"05 localization: lower-ranked candidate (score {x.score:.2f} < "
-                                 f"{caps.BUILTIN_PRIMARY_SCORE_RATIO} x top {top:.2f}); substitute"
-                                 f"{instead} only if the main hypothesis is falsified"],
+            "modify", x.entity, [f"05 localization: {rank}; substitute{instead} only if the main "
+                                 "hypothesis is falsified"],
             f"05 localization {x.entity} score {x.score:.2f}", ix.check([x.entity]),
             deps=list(mods[main].deps) if main else [], alternative=True)
     return _number(all_drafts)

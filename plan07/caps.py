@@ -62,6 +62,7 @@ REPLAY_MAX_BYTES = 1024 * 1024
 # The builtin decomposer (ours): which localization candidates are followed, which are alternatives.
 BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary target
 BUILTIN_MAX_ALTERNATIVES = 3
+BUILTIN_MAX_PRIMARY = 4  # targets followed at most (more only when the request names them)
 
 # Evidence (issue 4, ours): built-in recon / impact / soft-rank bounds
 EVIDENCE_MAX_DEPTH = 6  # impact walks at most this many steps from a seed

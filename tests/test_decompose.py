@@ -381,3 +381,25 @@ def test_cli_bad_input_exits_2(args: list[str], match: str,
     assert err.startswith("error: ")
     assert match in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("criterion", "primary"), [
+    ("`pkg.a.parse` rejects a bare array", ["pkg.a.parse"]),
+    ("`a.parse` rejects a bare array", ["pkg.a.parse"]),
+    ("parse rejects a bare array", ["pkg.a.parse", "pkg.b.parse"]),
+    ("`Loader` is faster", ["pkg.a.parse", "pkg.b.Loader", "pkg.b.parse"]),
+    ("`run` is faster", ["pkg.a.parse", "pkg.b.parse", "pkg.c.run"]),
+])
+def test_builtin_primary_targets_are_the_named_or_the_top_ranked(
+    criterion: str, primary: list[str],
+) -> None:
+    from plan07.builtin_decompose import derive
+
+    ev = Evidence.model_validate({"localization": [
+        {"entity": e, "score": s} for e, s in [("pkg.a.parse", 0.3), ("pkg.b.parse", 0.3),
+                                               ("pkg.b.Loader", 0.2), ("pkg.c.run", 0.1)]]})
+    obs = derive({"goal": "g", "acceptance_criteria": [criterion], "constraints": []}, ev)
+    followed = sorted(o.target_entity for o in obs
+                      if o.obligation == "modify" and o.status != "alternative"
+                      and not o.target_entity.startswith("tests/"))
+    assert followed == primary

@@ -332,3 +332,35 @@ def test_scoped_reinvoke_sends_only_the_subgraph_fragment(
     assert sent
     assert sent <= near
     assert "pkg.auth.SESSION_TIMEOUT_MINUTES" not in sent  # in the bundle, not in the fragment
+
+
+@pytest.mark.parametrize(("var", "value", "match"), [
+    ("PLAN07_LLM_TIMEOUT", "soon", "not a number of seconds"),
+    ("PLAN07_LLM_RESPONSE_FORMAT", "yaml", "unknown response format 'yaml'"),
+])
+def test_bad_optional_env_is_an_input_error(var: str, value: str, match: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLAN07_LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("PLAN07_LLM_API_KEY", "k")
+    monkeypatch.setenv(var, value)
+    with pytest.raises(InputError, match=match):
+        make_client("openai:m")
+
+
+def test_response_format_none_sends_plain_json(serve: Callable[..., Server],
+                                               inputs: tuple[Requirement, Evidence]) -> None:
+    server = serve([completion(GOOD)])
+    assert len(decompose(*inputs, client(server, mode="none")).obligations) == 3
+    assert "response_format" not in server.requests[0]
+
+
+def test_the_cli_does_not_import_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, plan07.cli; "
+            "bad = [m for m in ('openai', 'plan07.decompose', 'plan07.llm.openai_compat') "
+            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
