@@ -114,7 +114,7 @@ def test_pydatalog_is_isolated_across_threads() -> None:
         facts = {"obligation": {(f"O{i}", "modify")}, "targets": {(f"O{i}", "e")}}
         results[i] = evaluate(prog, facts, "pydatalog")["violation"]
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]  # parse is locked
     for t in threads:
         t.start()
     for t in threads:

@@ -10,9 +10,39 @@ projection relation so no free variable sits inside a negation.
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from plan07.engine.ir import Atom, Compare, Const, Facts, Literal, Program, Rule, Term, Tuple_, Var
 from plan07.engine.naive import ordered_body
 from plan07.engine.strata import stratify
+
+# pyDatalog turns clause and query text into Python ASTs; CPython 3.11's ast.parse is not safe
+# across threads ("AST constructor recursion depth mismatch", seen under pytest -n 2 with six
+# threads). Parsing is serialized; evaluation (the expensive part) is not.
+_AST_LOCK = threading.Lock()
+
+
+def _load(source: str) -> None:
+    from pyDatalog import pyDatalog
+
+    with _AST_LOCK:
+        pyDatalog.load(source)
+
+
+def _ask(query: str) -> Any:
+    """pyDatalog.ask, with only its parse step under the lock."""
+    import ast
+
+    from pyDatalog import pyParser
+
+    with _AST_LOCK:
+        tree = pyParser._transform_ast().visit(ast.parse(query, "ask", "eval"))
+        code = compile(tree, "ask", "eval")
+        names: dict[str, Any] = {}
+        pyParser.add_symbols(code.co_names, names)
+        parsed = eval(code, names)  # noqa: S307 - our own generated query text
+    return pyParser.Answer.make(parsed.ask())
 
 
 def rel_name(relation: str) -> str:
@@ -107,7 +137,7 @@ def evaluate(program: Program, facts: Facts) -> Facts:
 
     Layering matters for speed: one load of the whole program makes pyDatalog re-derive lower
     relations per bound subgoal (measured several times slower at 1k edges)."""
-    from pyDatalog import Logic, pyDatalog
+    from pyDatalog import Logic
 
     Logic()  # a fresh, thread-local logic: no state leaks between evaluations
     arities = program.arities()
@@ -120,11 +150,11 @@ def evaluate(program: Program, facts: Facts) -> Facts:
         _assert_all(rel_name(rel), arities[rel], model[rel])
     done: set[str] = set()
     for layer in layers(program):
-        pyDatalog.load(translate(layer, done))
+        _load(translate(layer, done))
         heads = sorted({r.head.relation for r in layer})
         for rel in heads:
             q = f"{rel_name(rel)}({', '.join(f'Q{i}' for i in range(arities[rel]))})"
-            ans = pyDatalog.ask(q)
+            ans = _ask(q)
             model[rel] |= {tuple(a) for a in ans.answers} if ans is not None else set()
         for rel in heads:
             if rel in derived:
