@@ -110,7 +110,8 @@ _BOILERPLATE_SENTENCE = re.compile(  # ... optionally signed with a capitalized 
 )
 _LEAD_FRAMING = re.compile(
     r"^(?:(?:so|ok(?:ay)?|also|and|hi|hello|hey),?\s+|as always,?\s+|please,?\s+|kindly\s+|"
-    r"(?:could|can|would|will) (?:you|someone|somebody)(?: please)?(?: kindly)?\s+|"
+    r"(?:could|can|would|will) (?:you|someone|somebody|we)(?: please)?(?: kindly)?\s+|"
+    r"quick (?:one|question|request)[:,]?\s+|"
     r"would you mind\s+|(?:i|we)(?:'d| would) (?:like|love) (?:you|someone) to\s+|"
     r"(?:i|we) want you to\s+|(?:i|we) need you to\s+|just\s+)+",
     re.I,
@@ -123,10 +124,11 @@ _TAIL_FRAMING = re.compile(  # not every sign-off word: "works best" keeps its "
 _INNER_PLEASE = re.compile(r",?\s*\bplease\b,?", re.I)
 _TITLE_PREFIX = re.compile(
     r"^(?:\[[^\]]{1,30}\]\s*|(?:title|bug|feature(?: request)?|enhancement|proposal|rfc|"
-    r"request|fix|feat|docs?|chore|question|subject|issue)\s*(?:\([^)]{0,30}\))?\s*:\s*)+",
+    r"request|fix|feat|docs?|chore|question|subject|issue|ticket)\s*(?:#?\d+)?\s*"
+    r"(?:\([^)]{0,30}\))?\s*:\s*)+",
     re.I,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\x00\"'(\[*])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z\x00\"'(\[*])")  # chat is lower-case too
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|resp|incl|Mr|Ms|Dr|No)\.$", re.I)
 
 
@@ -595,7 +597,8 @@ _PARTICIPLE = {
     "expand": "expanded", "cache": "cached", "log": "logged", "split": "split",
     "switch": "switched", "simplify": "simplified", "optimise": "optimised",
     "optimize": "optimized", "parse": "parsed", "ignore": "ignored", "raise": "raised",
-    "speed up": "sped up", "clean up": "cleaned up", "set up": "set up", "tidy up": "tidied up",
+    "write": "written", "test": "tested", "speed up": "sped up", "clean up": "cleaned up",
+    "set up": "set up", "tidy up": "tidied up",
 }
 _PREP = re.compile(r"\s(to|into|from|with|in|on|for|when|so that|instead of)\s")
 _ADJ = re.compile(r"(?:able|ible|ful|less|ive|al|ic|ent|ant|ed|ous|ary|ory)$|^(?:optional|lazy)$")
@@ -642,6 +645,9 @@ def _derive_one(sentence: str) -> str | None:
         words = obj.split()
         if w := re.search(r"\swork(?=\s|$)", obj):
             return f"{obj[: w.start()]} works{obj[w.end():]}"
+        if w := re.match(r"(it|them|this|that|\S*`\S*`)\s+([a-z]+)\b(.*)$", obj):
+            verb_s = w.group(2) + ("es" if w.group(2).endswith(("s", "sh", "ch", "x")) else "s")
+            return f"{w.group(1)} {verb_s if w.group(1) != 'them' else w.group(2)}{w.group(3)}"
         if len(words) >= 2 and _ADJ.search(words[-1].lower()):
             head = " ".join(words[:-1])
             return f"{head} {_be(head)} {words[-1]}"
