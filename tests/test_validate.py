@@ -17,6 +17,7 @@ from plan07.validate import (
     check_env,
     classify,
     parse_check,
+    pyc_cache,
     run_check,
     termination_blockers,
 )
@@ -137,6 +138,7 @@ def test_run_check_outcomes(repo: Path, validation: str, passed: bool, kind: str
     assert (v.passed, v.kind, v.test_calls) == (passed, kind, 1), v.output_tail
     assert v.check == validation
     assert not list(repo.rglob("__pycache__")), "the check wrote bytecode into the repo"
+    assert list(pyc_cache(repo).rglob("mod*.pyc")), "the build check's bytecode is cached"
 
 
 def test_repo_wide_build_check_fails_a_passing_test(repo: Path) -> None:
