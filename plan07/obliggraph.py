@@ -263,6 +263,16 @@ def load_obligations(path: str | Path) -> list[Obligation]:
         raise InputError(f"{len(data['obligations'])} obligations; re-scope the request",
                          field="obligations", source=str(path),
                          cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
+    for i, o in enumerate(data.get("obligations", []) if isinstance(data, dict) else []):
+        if not isinstance(o, dict):
+            continue
+        deps, ev = o.get("dependencies"), o.get("evidence")
+        if isinstance(deps, list) and len(deps) > caps.MAX_DEPENDENCIES:
+            raise InputError(f"{len(deps)} dependencies", field=f"obligations[{i}].dependencies",
+                             source=str(path), cap=f"MAX_DEPENDENCIES={caps.MAX_DEPENDENCIES}")
+        if isinstance(ev, str) and len(ev) > caps.EVIDENCE_MAX_CHARS:
+            raise InputError(f"evidence is {len(ev)} chars", field=f"obligations[{i}].evidence",
+                             source=str(path), cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
     dec = schema.parse("decomposition", data, source=str(path))
     return list(dec.obligations)
 

@@ -171,3 +171,25 @@ def test_cli_order_bare_list_and_bad_input(tmp_path: Path,
     assert main(["order", "--obligations", str(tmp_path / "o.json"), "--engine", "x"]) == 2
     assert json.dumps(data)  # nothing written anywhere: only stdout/stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "o.json"]
+
+
+FILE_CAPS = [
+    ("dependencies", [f"D{i}" for i in range(17)], "MAX_DEPENDENCIES=16"),
+    ("evidence", "x" * 201, "EVIDENCE_MAX_CHARS=200"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "cap"), FILE_CAPS)
+def test_obligation_file_caps_name_the_cap(tmp_path: Path, key: str, value: object, cap: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads((SPEC / "obligations.json").read_text())
+    data["obligations"][2][key] = value
+    (tmp_path / "o.json").write_text(json.dumps(data))
+    assert main(["order", "--obligations", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"obligations[2].{key}" in err
+    assert f"(cap {cap})" in err
+    big = {"obligations": data["obligations"] * 10}
+    (tmp_path / "big.json").write_text(json.dumps(big))
+    assert main(["order", "--obligations", str(tmp_path / "big.json")]) == 2
+    assert "(cap MAX_OBLIGATIONS=64)" in capsys.readouterr().err
