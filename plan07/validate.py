@@ -9,7 +9,6 @@ repo is refused. Every run also runs the repo-wide build check that proves tempo
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import signal
@@ -161,23 +160,17 @@ def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0) -> Verdict:
                        "`compile`, `import:<module>` or `pytest:<path>`; it was not run", 0)
     if not repo.is_dir():
         raise InputError("repository directory not found", source=str(repo))
-    env = check_env()
-    env["PYTHONPYCACHEPREFIX"] = str(pyc_cache(repo))  # .pyc go here, never into the repo
-    _, build_argv = parse_check("compile", repo)
-    ok, out = _run(build_argv, repo, timeout, env)  # §3.5: the build check compiles
-    if not ok:
-        return verdict(False, kind, f"repo-wide build check failed:\n{out}", 0)
-    if kind == "compile":
-        return verdict(True, kind, out, 1)
-    ok, out = _run(argv, repo, timeout, env)
-    return verdict(ok, kind, out, 1)
-
-
-def pyc_cache(repo: Path) -> Path:
-    """Where the build check keeps its bytecode: outside the repo, one dir per repo path, kept
-    between runs so an unchanged file is not recompiled (compileall checks mtime and size)."""
-    key = hashlib.sha256(str(repo.resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"plan07-pyc-{os.getuid()}" / key
+    with tempfile.TemporaryDirectory(prefix="plan07-pyc-") as pyc:
+        env = check_env()
+        env["PYTHONPYCACHEPREFIX"] = pyc  # compileall writes its .pyc here, not into the repo
+        _, build_argv = parse_check("compile", repo)
+        ok, out = _run(build_argv, repo, timeout, env)  # §3.5: the build check compiles
+        if not ok:
+            return verdict(False, kind, f"repo-wide build check failed:\n{out}", 0)
+        if kind == "compile":
+            return verdict(True, kind, out, 1)
+        ok, out = _run(argv, repo, timeout, env)
+        return verdict(ok, kind, out, 1)
 
 
 # ---------------------------------------------------------------------------------------------
