@@ -223,7 +223,7 @@ def test_build_check_sees_an_edit_that_keeps_mtime_and_size(repo: Path) -> None:
     mod = repo / "pkg" / "mod.py"
     assert run_check(node("O1", "compile"), repo).passed
     st = mod.stat()
-    broken = "def f(:\n    return 1\n"
+    broken = "def f((:\n    return 1\n"
     assert len(broken) == st.st_size
     mod.write_text(broken)
     os.utime(mod, ns=(st.st_atime_ns, st.st_mtime_ns))
