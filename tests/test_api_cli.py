@@ -149,3 +149,24 @@ def test_golden_plan_of_the_bundled_example(
         GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     assert got == json.loads(GOLDEN.read_text()), "plan drifted; PLAN07_REGEN_GOLDEN=1 rewrites"
     assert len((tmp_path / "st" / "plan.json").read_bytes()) <= 32 * 1024
+
+
+CLI = "import sys; from plan07.cli import main; raise SystemExit(main(sys.argv[1:]))"
+
+
+def test_the_plan_is_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    repo = tmp_path / "session_timeout"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", "edits.json"))
+    texts = set()
+    for seed in ("0", "4242"):
+        st = tmp_path / f"st{seed}"
+        subprocess.run([sys.executable, "-c", CLI, "plan", str(repo / "request.md"),
+                        "--repo", str(repo), "--state", str(st), "--json"], check=True,
+                       stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONHASHSEED": seed})
+        text = (st / "plan.json").read_text()
+        text = re.sub(r'"time":"[^"]*"', '"time":"T"', text)
+        texts.add(re.sub(r"plan-\d{8}-\d{4}-", "plan-", text))
+    assert len(texts) == 1
