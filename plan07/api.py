@@ -126,11 +126,16 @@ class Planner:
         )
         d = state.state_dir(state_dir)
         with state.lock(d):
-            for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW, state.EVIDENCE_FILE):
-                (d / stale).unlink(missing_ok=True)
             planner = cls(d, None if isinstance(llm, str) else client)
             planner._on_checkpoint(artifact, artifact.checkpoints[0])
-            state.save(d, artifact)
+            state.save(d, artifact)  # refused (cap named) before anything is written
+            # sidecars of a plan this one replaced (only after the save, so a refused plan
+            # leaves the old one whole)
+            used = {artifact.evidence_file} | {
+                o.file for o in (artifact.audit_overflow, artifact.revisions_overflow) if o}
+            for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW, state.EVIDENCE_FILE):
+                if stale not in used:
+                    (d / stale).unlink(missing_ok=True)
         return planner
 
     @classmethod

@@ -196,3 +196,21 @@ def test_two_concurrent_completes_both_land_in_the_audit(tmp_path: Path) -> None
     passed = sorted(e["node"] for e in planner.events if e["event"] == "passed")
     assert passed == ["O1", "O3"]
     assert {n.id for n in planner.artifact.nodes if n.state == "complete"} == {"O1", "O3"}
+
+
+def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(tmp_path: Path) -> None:
+    planner = make_plan(tmp_path)
+    view = planner.next()
+    assert view is not None
+    for _ in range(70):  # past the 64-row audit cap: the oldest rows spill to the sidecar
+        planner.report_edit(view.node_id, "pkg/core.py")
+    before = planner.events
+    assert (planner.state_dir / "audit.overflow.jsonl").exists()
+    huge = [{**ob(f"O{i}", f"pkg.m.f{i}", "modify", [], "compile"), "caused_by": "c" * 500,
+             "validation": "compile " + "v" * 480} for i in range(1, 65)]
+    replay = tmp_path / "huge.json"
+    replay.write_text(json.dumps({"obligations": huge}))
+    with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES 32768"):
+        Planner.create(REQUEST, repo=tmp_path / "repo", evidence=Evidence(),
+                       llm=f"replay:{replay}", state_dir=planner.state_dir)
+    assert Planner.open(planner.state_dir).events == before
