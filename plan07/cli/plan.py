@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -186,15 +187,21 @@ def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     _status_table(con, art)
 
 
+def _mid(node_id: str) -> str:
+    """A Mermaid-safe node key (ids may hold '.', ':' or '-'); the label keeps the real id."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", node_id)
+
+
 def _mermaid(dag: PlanDAG) -> str:
     lines = ["flowchart TD"]
     for n in dag.nodes:
         label = f"{n.id} {n.obligation}<br/>{n.target_entity}".replace('"', "'")
-        lines.append(f'  {n.id}["{label}"]:::{n.state if n.status != "alternative" else "alt"}')
-    lines += [f"  {a} --> {b}" for a, b in dag.edges]
+        cls = n.state if n.status != "alternative" else "alt"
+        lines.append(f'  {_mid(n.id)}["{label}"]:::{cls}')
+    lines += [f"  {_mid(a)} --> {_mid(b)}" for a, b in dag.edges]
     for cp in dag.checkpoints[1:]:
         lines.append(f"  {cp.id}{{{{{cp.id}}}}}")
-        lines.append(f"  {cp.after[-1]} -.-> {cp.id}")
+        lines.append(f"  {_mid(cp.after[-1])} -.-> {cp.id}")
     lines += ["  classDef complete fill:#c8f7c5", "  classDef failed fill:#f7c5c5",
               "  classDef pending fill:#fff", "  classDef alt fill:#eee,stroke-dasharray:4"]
     return "\n".join(lines) + "\n"
