@@ -347,8 +347,11 @@ def demo(
                     "temporary copy.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The whole loop offline on examples/session_timeout (a temp copy): plan, drive every
-    obligation with the scripted edits, run the real tests at each checkpoint, explain, audit."""
+    """The whole loop, offline, on a temp copy of examples/session_timeout.
+
+    Plan it, drive every obligation with the scripted edits, run the real tests at each
+    checkpoint, explain one edge, print the audit.
+    """
     if not (EXAMPLE / "request.md").is_file():
         raise InputError("the bundled example is missing; run from a source checkout",
                          source=str(EXAMPLE))
