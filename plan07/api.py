@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from plan07 import driver, state
+from plan07 import caps, driver, state
 from plan07.errors import InputError, ModelOutputError, Plan07Error, PlanStateError
 from plan07.model import (
     AuditRow,
@@ -425,26 +425,35 @@ class Planner:
 
             return derive_order(scope, evidence, engine=art.engine)
 
-        result = scoped_replan(art.nodes, obligations_of(art),
-                               OrderResult(edges=art.edges, violations=art.violations), node_id,
-                               redecompose=redecompose, rewalk=rewalk)
-        if art.active in result.affected:
+        if art.active == node_id:
             art.active = None
-        if not result.accepted:
-            self._record(art, node_id, "replan_kept", result.reason)
+        try:
+            result = scoped_replan(art.nodes, obligations_of(art),
+                                   OrderResult(edges=art.edges, violations=art.violations),
+                                   node_id, redecompose=redecompose, rewalk=rewalk)
+            if not result.accepted:
+                raise PlanStateError(result.reason)
+            trial = art.model_copy(deep=True)  # the plan changes only if the whole splice holds
+            self._replace_subgraph(
+                trial, remove=result.removed, add=result.added, edges=result.edges,
+                violations=result.violations, caused_by=node_id,
+                change=f"scoped replan after {node_id} failed: re-decomposed "
+                       f"{', '.join(sort_ids(result.affected))} into "
+                       f"{', '.join(sort_ids(o.id for o in result.added))}")
+            fresh = {o.id for o in result.added}
+            for n in trial.nodes:  # the re-decomposed fragment is new work: pending again
+                if (set(n.members) or {n.id}) & fresh and n.state == "failed":
+                    n.state = "pending"
+            self._reschedule(trial)
+        except Plan07Error as exc:  # a fallback, or a fragment the rules/scheduler refuse
+            self._record(art, node_id, "replan_kept",
+                         f"plan kept as it was: {exc.one_line()}"[: caps.FIELD_MAX_CHARS])
             self._reschedule(art)
             return
-        self._replace_subgraph(
-            art, remove=result.removed, add=result.added, edges=result.edges,
-            violations=result.violations, caused_by=node_id,
-            change=f"scoped replan after {node_id} failed: re-decomposed "
-                   f"{', '.join(sort_ids(result.affected))} into "
-                   f"{', '.join(sort_ids(o.id for o in result.added))}")
-        fresh = {o.id for o in result.added}
-        for n in art.nodes:  # the re-decomposed fragment is new work: pending again
-            if (set(n.members) or {n.id}) & fresh and n.state == "failed":
-                n.state = "pending"
-        self._reschedule(art)
+        for name in type(art).model_fields:
+            setattr(art, name, getattr(trial, name))
+        if art.active in result.affected:
+            art.active = None
         for oid in result.removed:
             art.bounds.pop(oid, None)
         self._record(art, node_id, "replanned",

@@ -41,8 +41,9 @@ class ScriptedClient:
 
     name = "scripted"
 
-    def __init__(self, first: str | None = None) -> None:
+    def __init__(self, first: str | None = None, scoped: str | None = None) -> None:
         self.first = first
+        self.scoped = scoped  # when set, every scoped call returns this text verbatim
         self.calls: list[list[dict[str, str]]] = []
 
     def complete(self, messages: list[dict[str, str]], *, temperature: float,
@@ -56,6 +57,8 @@ class ScriptedClient:
                                        response_format=response_format)
         if len(self.calls) == 1:
             return out
+        if self.scoped is not None:
+            return Completion(text=self.scoped, usage=Usage(prompt_tokens=3), finish_reason="stop")
         data = json.loads(out.text)
         for o in data["obligations"]:
             o["evidence"] = f"replanned (scoped call {len(self.calls) - 1})"
@@ -331,3 +334,31 @@ def test_feedback_cli_and_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture
     assert json.loads(capsys.readouterr().out)["node_id"] == p.artifact.active
     assert main(["rollback", "--to", "CP7", "--state", str(p.state_dir)]) == 2
     assert "not reached" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scoped", [
+    "not JSON at all",
+    # a fragment that takes the id of an untouched (upstream, complete) node
+    json.dumps({"obligations": [{"id": "{u}", "target_entity": CONFIG, "obligation": "modify",
+                                 "caused_by": "x", "dependencies": [], "evidence": "",
+                                 "status": "ready", "validation": "compile"}]}),
+])
+def test_unusable_scoped_replan_keeps_the_plan_and_reoffers_the_node(
+        tmp_path: Path, scoped: str) -> None:
+    client = ScriptedClient(scoped="")
+    p, repo, _ = create(tmp_path, client=client)
+    target = drive_until(p, is_config_change)
+    upstream = next(n.id for n in p.artifact.nodes if n.state == "complete")
+    client.scoped = scoped.replace("{u}", upstream)
+    before = node_lines(p.state_dir)
+    (repo / "sessions" / "config.py").write_text("def broken(:\n")
+    assert not p.complete(target).passed
+    after = node_lines(p.state_dir)
+    assert {k for k in before if before[k] != after[k]} == {target}
+    assert json.loads(after[target])["state"] == "failed"
+    art = p.artifact
+    assert art.audit[-1].event == "replan_kept"
+    assert len(client.calls) == 2  # still ONE scoped call, never a re-prompt
+    view = p.next()
+    assert view is not None
+    assert view.node_id == target
