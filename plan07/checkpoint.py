@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -89,9 +90,15 @@ def _temp_index() -> Iterator[str]:
 
 
 def _stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
-    """Fill the temporary index with the work tree as `git add -A` sees it (ignored files out;
-    tracked files seeded from HEAD so a tracked-but-ignored file stays in)."""
-    if _has_head(repo):
+    """Fill the temporary index with the work tree as `git add -A` sees it (ignored files out).
+    It starts as a copy of the user's index (read only: its stat data spares re-hashing
+    unchanged files, and a tracked-but-ignored file stays in), else from HEAD."""
+    user_index = Path(_git(repo, "rev-parse", "--git-path", "index").strip())
+    if not user_index.is_absolute():
+        user_index = repo / user_index
+    if user_index.is_file():
+        shutil.copyfile(user_index, index)
+    elif _has_head(repo):
         _git(repo, "read-tree", "HEAD", index=index)
     _git(repo, "add", "-A", "--", *_pathspec(repo, keep), index=index)
 
