@@ -1,10 +1,10 @@
 """Git-backed checkpoints of the target repository's files (§3.3 step 4, design.md). I/O: runs git.
 
 A snapshot is a commit object of plan07's own under `refs/plan07/<plan_id>/<CP>`, built through a
-temporary GIT_INDEX_FILE (`read-tree HEAD`, `add -A`, `write-tree`, `commit-tree`), so the user's
-branch, index, stash and HEAD are never touched. `restore` writes the snapshot's files back and
-removes files added since, never touching `.git`, ignored files, or the paths in `keep`
-(plan07's own state directory). A directory that is not a git work tree has no snapshots.
+temporary GIT_INDEX_FILE (a copy of the user's index, `add -A`, `write-tree`, `commit-tree`), so
+the user's branch, index, stash and HEAD are never touched. `restore` writes the snapshot's
+files back and removes files added since, never touching `.git`, ignored files, or the paths in
+`keep` (plan07's own state directory). A directory that is not a git work tree has no snapshots.
 """
 
 from __future__ import annotations
@@ -97,7 +97,9 @@ def _stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
     if not user_index.is_absolute():
         user_index = repo / user_index
     if user_index.is_file():
-        shutil.copyfile(user_index, index)
+        # copy2 keeps the index file's mtime, so git's racy-entry check still sees a file
+        # changed in the same second as the user's last index write
+        shutil.copy2(user_index, index)
     elif _has_head(repo):
         _git(repo, "read-tree", "HEAD", index=index)
     _git(repo, "add", "-A", "--", *_pathspec(repo, keep), index=index)
