@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,16 @@ def test_cli_bad_input_exit_2_nothing_written(repo: Path, tmp_path: Path, args: 
 def test_cli_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recon", str(tmp_path / "nope"), "-o", str(tmp_path / "e.json")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_bundle_does_not_depend_on_hash_seed(repo: Path, tmp_path: Path) -> None:
+    outs = []
+    for seed in ("0", "12345"):
+        out = tmp_path / f"e{seed}.json"
+        code = "import sys; from plan07.cli import main; sys.exit(main(sys.argv[1:]))"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-c", code, "recon", str(repo), "-o", str(out),
+                        "--seed", "pkg.auth.SessionConfig", "--depth", "3"],
+                       env=env, check=True, capture_output=True, timeout=120)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]

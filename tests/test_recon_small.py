@@ -136,6 +136,16 @@ class Migration(migrations.Migration):
         migrations.AddField(model_name="session", name="timeout", field=models.IntegerField()),
     ]
 ''',
+    "alembic/versions/ab12_add_timeout.py": '''
+revision = "ab12"
+down_revision = None
+
+
+def upgrade():
+    pass
+''',
+    "deep.py": "".join("    " * i + f"class N{i:03d}{'x' * 20}:\n" for i in range(14))
+               + "    " * 14 + "pass\n",
     "tests/test_session.py": '''
 from pkg.auth import SessionManager, SessionConfig
 
@@ -241,6 +251,7 @@ def test_unresolved_calls_are_dropped_not_guessed(result: ReconResult, src: str,
     ("pkg.settings.ChildSettings", "config"),  # inherits a config type
     ("app.models.Session", "schema"),  # a Django model
     ("app.migrations.0002_session_timeout", "migration"),
+    ("alembic.versions.ab12_add_timeout", "migration"),
     ("tests.test_session.test_custom_timeout", "test"),
     ("tests.test_session.TestStore", "test"),
     ("tests.test_session.TestStore.test_get", "test"),
@@ -275,6 +286,15 @@ def test_every_edge_endpoint_is_a_node_and_output_is_sorted(result: ReconResult)
 def test_syntax_error_is_a_warning_not_fatal(result: ReconResult) -> None:
     assert any(w.startswith("broken.py:1: does not parse") for w in result.warnings)
     assert "broken" not in {n.id for n in result.nodes}
+
+
+def test_overlong_names_are_skipped_with_a_warning(result: ReconResult) -> None:
+    # deep.py nests 14 classes of 24-character names: past ENTITY_MAX_CHARS (300) at depth 13
+    deep = [n.id for n in result.nodes if n.id.startswith("deep.")]
+    assert deep
+    assert max(len(i) for i in deep) <= 300
+    assert len(deep) < 14
+    assert any("deep.py" in w and "longer than 300" in w for w in result.warnings)
 
 
 @pytest.mark.parametrize("skipped", ["site", "lib.pkg.auth", "x", "generated.gen", "scratch.tmp"])

@@ -397,8 +397,11 @@ class _Body:
             if p.arg != self.self_name:
                 self._bind(p.arg, simple_type(p.annotation))
         nodes = [n for st in fn.body for n in walk(st, _SCANNED)]
+        calls: list[ast.Call] = []
         for n in nodes:  # pass 1: what each local name holds
-            if isinstance(n, ast.Assign):
+            if n.__class__ is ast.Call:  # most nodes: keep for pass 2
+                calls.append(n)
+            elif isinstance(n, ast.Assign):
                 t = _constructed(n.value)
                 for tgt in n.targets:
                     self._target(tgt, t)
@@ -415,10 +418,9 @@ class _Body:
                 self._bind(n.arg, None)
             elif isinstance(n, ast.NamedExpr):
                 self._target(n.target, _constructed(n.value))
-        for n in nodes:  # pass 2: the calls, through those local types
-            if (isinstance(n, ast.Call) and (ch := chain_of(n.func))
-                    and (ch := self._rewrite(ch)) is not None):
-                self.d.calls.append(_call_ref(n, ch))
+        for c in calls:  # pass 2: the calls, through those local types
+            if (ch := chain_of(c.func)) and (ch := self._rewrite(ch)) is not None:
+                self.d.calls.append(_call_ref(c, ch))
 
     def _target(self, tgt: ast.expr, t: Chain | None) -> None:
         if isinstance(tgt, ast.Name):

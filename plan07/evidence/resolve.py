@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from plan07.caps import ENTITY_MAX_CHARS
 from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
 from plan07.model import ReconEdge, ReconNode
 
@@ -48,10 +49,18 @@ class _Index:
                 self.warnings.append(f"{m.file}: module {m.name} already read from "
                                      f"{self.modules[m.name].file}; skipped")
                 continue
+            if len(m.name) > ENTITY_MAX_CHARS:
+                self.warnings.append(f"{m.file}: module name longer than {ENTITY_MAX_CHARS} "
+                                     "characters (ENTITY_MAX_CHARS); skipped")
+                continue
             self.modules[m.name] = m
             self.kind[m.name] = m.kind
             for d in m.defs:
                 eid = f"{m.name}.{d.qualname}"
+                if len(eid) > ENTITY_MAX_CHARS:
+                    self.warnings.append(f"{m.file}:{d.line}: {d.qualname[:60]}...: name longer "
+                                         f"than {ENTITY_MAX_CHARS} characters; skipped")
+                    continue
                 if eid in self.defs:  # @overload stubs, or if/else twins: one entity
                     prev = self.defs[eid][1]
                     d.calls = prev.calls + d.calls
