@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "plan07.cli.rules",
     "plan07.cli.plan",
     "plan07.cli.recover",
+    "plan07.cli.ab",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,121 @@
+"""Run a repo's build check and tests through the fork-server worker, and judge a step. I/O.
+
+`Checker.check(repo)` really runs the repo's tests (in a forked child of a long-lived worker
+process, see plan07.ab.worker). `Consistency` applies the §7.2 definition: a state is valid iff
+every .py file compiles and every test that passed in any earlier state still passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    build_ok: bool
+    passed: frozenset[str]
+    failed: frozenset[str]
+    error_files: tuple[str, ...] = ()
+    broken_files: tuple[str, ...] = ()
+    imports: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def green(self) -> bool:
+        return self.build_ok and not self.failed and not self.error_files
+
+    def satisfies(self, validation: str) -> bool:
+        """Does this state pass a validation string (same grammar as plan07.validate)?"""
+        v = validation.strip()
+        if v == "compile":
+            return self.build_ok
+        if v.startswith("import:"):
+            return self.build_ok and self.imports.get(v.removeprefix("import:"), False)
+        if v.startswith("pytest:"):
+            path = v.removeprefix("pytest:").rstrip("/")
+            mine = [t for t in self.passed | self.failed if t == path or t.startswith(path + "/")
+                    or t.startswith(path + "::")]
+            errs = [e for e in self.error_files if e == path or e.startswith(path + "/")]
+            return (self.build_ok and bool(mine) and not errs
+                    and all(t in self.passed for t in mine))
+        if "::" in v:
+            return self.build_ok and v in self.passed
+        return False
+
+
+class Checker:
+    """A client of one worker process; use as a context manager (the worker is ended on exit)."""
+
+    def __init__(self, timeout: float = 120.0) -> None:
+        self.timeout = timeout
+        self.calls = 0
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        for key in list(env):
+            if key.upper().endswith("_API_KEY"):
+                del env[key]
+        self._proc = subprocess.Popen(  # noqa: S603 - our own module, argv list
+            [sys.executable, "-m", "plan07.ab.worker"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+
+    def check(self, repo: Path, imports: list[str] | None = None) -> CheckResult:
+        req = {"repo": str(repo.resolve()), "imports": imports or [], "timeout": self.timeout}
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps(req) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        self.calls += 1
+        if not line:
+            raise RuntimeError("test worker died; rerun, or check `python -m plan07.ab.worker`")
+        r: dict[str, Any] = json.loads(line)
+        if "error" in r:
+            return CheckResult(False, frozenset(), frozenset(), error_files=(r["error"],))
+        return CheckResult(r["build_ok"], frozenset(r["passed"]), frozenset(r["failed"]),
+                           tuple(r["error_files"]), tuple(r["broken_files"]), r["imports"])
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def __enter__(self) -> Checker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def imports_of(validations: list[str]) -> list[str]:
+    return sorted({v.strip().removeprefix("import:") for v in validations
+                   if v.strip().startswith("import:")})
+
+
+class Consistency:
+    """§7.2 temporal consistency, tracked over one strategy run: `observe` each state after an
+    executed step; it is valid iff the repo builds and every test that passed in any earlier
+    observed state (the baseline included) still passes."""
+
+    def __init__(self, baseline: CheckResult) -> None:
+        self.good: set[str] = set(baseline.passed)
+        self.states: list[bool] = []
+        self.baseline_ok = baseline.build_ok
+
+    def observe(self, r: CheckResult) -> bool:
+        ok = r.build_ok and self.good <= r.passed
+        self.states.append(ok)
+        self.good |= r.passed
+        return ok
+
+    @property
+    def rate(self) -> float:
+        return sum(self.states) / len(self.states) if self.states else 1.0

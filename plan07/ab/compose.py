@@ -1,0 +1,109 @@
+"""Turn generator components into a Task: ids in listed order, faulty variants computed against
+the gold-order state of each file, the request text and the evidence. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from plan07.ab.edits import Edit
+from plan07.ab.tasks import GoldStep, Task
+from plan07.model import Obligation
+
+if TYPE_CHECKING:
+    from plan07.ab.generator import Component, Proto
+
+MAX_CRITERIA = 8  # canonicalize counts a bullet naming a test twice (bullet + test id): <= 16
+
+
+def _file_of(p: Proto) -> str:
+    if p.edit is not None:
+        return p.edit.file
+    v = p.validation.removeprefix("pytest:")
+    return v.split("::", 1)[0]
+
+
+def _after(files: dict[str, str], e: Edit) -> str | None:
+    """The file's text after applying `e` to `files`, or None when it does not apply."""
+    if e.old is None:
+        return None if e.file in files else e.new
+    text = files.get(e.file)
+    if text is None or text.count(e.old) != 1:
+        return None
+    return text.replace(e.old, e.new, 1)
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<edit>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _partial(files: dict[str, str], e: Edit) -> Edit | None:
+    """The write cut off part-way: the longest prefix of `e.new` (from its middle down) that
+    leaves the file uncompilable."""
+    mid = len(e.new) // 2
+    for cut in [*range(mid, 0, -1), *range(mid + 1, len(e.new))]:
+        bad = Edit(e.file, e.old, e.new[:cut])
+        text = _after(files, bad)
+        if text is not None and not _compiles(text):
+            return bad
+    return None
+
+
+def _faults(files: dict[str, str], p: Proto) -> dict[str, Edit]:
+    e = p.edit
+    if e is None:
+        return {}
+    out: dict[str, Edit] = {}
+    if p.misspell and p.misspell[0] in e.new:
+        out["wrong_arg_name"] = Edit(e.file, e.old, e.new.replace(*p.misspell, 1))
+    if p.import_line and p.import_line in e.new:
+        out["missing_import"] = Edit(e.file, e.old, e.new.replace(p.import_line, "", 1))
+    part = _partial(files, e)
+    if part is not None:
+        out["partial_edit"] = part
+    if p.siblings:
+        out["wrong_consumer"] = Edit(p.siblings[0], e.old, e.new)
+    return out
+
+
+def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component]) -> Task:
+    files = dict(base)
+    for c in comps:
+        files.update(c.files)
+    gold = [(ci, p) for ci, c in enumerate(comps) for p in c.protos]
+    rank = {(ci, p.key): i for i, (ci, p) in enumerate(gold)}
+    listed = sorted(gold, key=lambda cp: (_file_of(cp[1]), rank[(cp[0], cp[1].key)]))
+    ids = {(ci, p.key): f"O{i + 1}" for i, (ci, p) in enumerate(listed)}
+    # Faulty variants against the state each file is in when the gold order reaches the step.
+    state = dict(files)
+    variants: dict[str, dict[str, Edit]] = {}
+    for ci, p in gold:
+        variants[ids[(ci, p.key)]] = _faults(state, p)
+        if p.edit is not None:
+            text = _after(state, p.edit)
+            if text is None:
+                raise AssertionError(f"{task_id}: gold edit {p.key} does not apply in gold order")
+            state[p.edit.file] = text
+    steps = []
+    for ci, p in listed:
+        oid = ids[(ci, p.key)]
+        deps = [ids[(ci, d)] for d in p.deps]
+        ob = Obligation(id=oid, target_entity=p.target, obligation=p.verb,  # type: ignore[arg-type]
+                        caused_by=p.caused_by[:500], dependencies=deps, evidence=p.evidence[:200],
+                        status="blocked" if deps else "ready", validation=p.validation)
+        steps.append(GoldStep(ob, p.edit, variants[oid]))
+    criteria = [x for c in comps for x in c.criteria][:MAX_CRITERIA]
+    shape = "+".join(c.shape for c in comps)
+    request = (f"Change the `{pkg}` package ({shape}), keeping every step green.\n\n"
+               + "\n".join(c.sentence for c in comps)
+               + "\n\n## Acceptance criteria\n\n" + "\n".join(f"- {x}" for x in criteria)
+               + "\n\nNo breaking change to the public API between steps.\n")
+    from plan07.ab.generator import evidence_of
+
+    return Task(id=task_id, source="generated", shape=shape, request=request,
+                evidence=evidence_of(comps), steps=tuple(steps),
+                gold_order=tuple(ids[(ci, p.key)] for ci, p in gold), files=files)

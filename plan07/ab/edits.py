@@ -1,0 +1,92 @@
+"""Edits as exact replacements, applied to and reverted from a working tree. I/O (files only).
+
+An edit is `file` + `old` -> `new`: `old` must occur exactly once in the file (an exact
+replacement), or `old is None` and the file must not exist yet (a new file, full content).
+Applying returns an `Applied` record of what was really written, so a retry can revert exactly
+its own attempt (and nothing else) before trying again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit: replace `old` by `new` in `file` (repo-relative, posix), or create `file`."""
+
+    file: str
+    old: str | None
+    new: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "old": self.old, "new": self.new}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Edit:
+        return cls(file=str(d["file"]), old=d.get("old"), new=str(d["new"]))
+
+    def render(self) -> str:
+        """The edit as the executor returns it (the documented edit format, docs/ab.md)."""
+        if self.old is None:
+            return f"=== create {self.file}\n{self.new}=== end\n"
+        return f"=== edit {self.file}\n<<<<<<< old\n{self.old}\n=======\n{self.new}\n>>>>>>> new\n"
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What an applied edit really changed: revert replaces `written` by `old` (or deletes)."""
+
+    file: str
+    old: str | None
+    written: str
+
+
+class EditRejected(Exception):
+    """The edit does not apply to the tree as it is (old text missing or ambiguous)."""
+
+
+def _target(repo: Path, rel: str) -> Path:
+    p = (repo / rel).resolve()
+    if not p.is_relative_to(repo.resolve()):
+        raise EditRejected(f"{rel}: path leaves the repository")
+    return p
+
+
+def apply_edit(repo: Path, edit: Edit) -> Applied:
+    """Apply one edit in `repo`; EditRejected when it does not apply (nothing is written)."""
+    path = _target(repo, edit.file)
+    if edit.old is None:
+        if path.exists():
+            raise EditRejected(f"{edit.file}: exists already, cannot create it")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(edit.new, "utf-8")
+        return Applied(edit.file, None, edit.new)
+    if not path.is_file():
+        raise EditRejected(f"{edit.file}: no such file")
+    text = path.read_text("utf-8")
+    n = text.count(edit.old)
+    if n != 1:
+        raise EditRejected(f"{edit.file}: old text found {n} times, expected exactly once")
+    path.write_text(text.replace(edit.old, edit.new, 1), "utf-8")
+    return Applied(edit.file, edit.old, edit.new)
+
+
+def revert(repo: Path, applied: Applied) -> None:
+    """Undo exactly one applied edit (the inverse replacement, or delete a created file)."""
+    path = _target(repo, applied.file)
+    if applied.old is None:
+        path.unlink(missing_ok=True)
+        return
+    text = path.read_text("utf-8")
+    if text.count(applied.written) < 1:
+        raise EditRejected(f"{applied.file}: cannot revert, written text no longer present")
+    path.write_text(text.replace(applied.written, applied.old, 1), "utf-8")
+
+
+def revert_all(repo: Path, applied: list[Applied]) -> None:
+    """Undo several applied edits, newest first."""
+    for a in reversed(applied):
+        revert(repo, a)

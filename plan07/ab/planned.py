@@ -1,0 +1,211 @@
+"""The plan07 strategy: the task driven through the public library API (`plan07.Planner`), as a
+harness would: create (the ONE decomposition call) -> next() -> edit -> report_edit ->
+complete() -> on fail, the planner's scoped replan hands the node out again. I/O.
+
+The §7.5 ablation switches are applied through what the harness hands the library, never by
+patching it: ordering off = the obligations without dependencies and with no evidence (the
+planner can only follow the listed order); gate off = each node's check is the bare build
+check (`compile`), the real checks run at the end, and a failure there is re-planned as a new
+Planner over the failed nodes and their true dependents; externalized plan off = the schedule
+rides in every prompt and the harness keeps it (no plan state is consulted for what comes
+next beyond the single node); typed artifacts off = the executor gets the raw request and the
+obligation as prose instead of the typed driver view; revision off = no impact feedback is
+ever fed (`.feedback` is not called).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from plan07.ab import contexts
+from plan07.ab.checker import Checker
+from plan07.ab.edits import Applied, revert_all
+from plan07.ab.executors import Executor
+from plan07.ab.run import Ablation, RunResult, Session
+from plan07.ab.tasks import GoldStep, Task
+from plan07.ab.tokens import count_tokens
+from plan07.model import DriverView, Evidence, Obligation, Usage
+
+_FIELDS = set(Obligation.model_fields)
+
+
+class GoldDecomposer:
+    """The harness's stand-in for the §4 model: the first call returns the task's decomposition
+    (the same list the static chain runs); a scoped re-invocation returns the subgraph it was
+    given, unchanged (the decomposition was right, the edit was wrong). Usage is counted with
+    the harness tokenizer (plan07.ab.tokens), so planning calls cost tokens like any other."""
+
+    name = "ab-gold"
+
+    def __init__(self, obligations: Sequence[Obligation]) -> None:
+        self.text = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
+
+    def complete(self, messages: list[dict[str, str]], *, temperature: float,
+                 max_completion_tokens: int, response_format: dict[str, Any] | None) -> Any:
+        from plan07.llm import Completion
+
+        del temperature, max_completion_tokens, response_format
+        user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+        text = self.text
+        lines = user.splitlines()
+        if "## scope" in lines:
+            scope = json.loads(lines[lines.index("## scope") + 1])
+            text = json.dumps({"obligations": [{k: v for k, v in o.items() if k in _FIELDS}
+                                               for o in scope["obligations"]]})
+        prompt = sum(count_tokens(m.get("content", "")) for m in messages)
+        return Completion(text=text, usage=Usage(prompt_tokens=prompt,
+                                                 completion_tokens=count_tokens(text)))
+
+
+def gold_step(task: Task, view: DriverView) -> GoldStep | None:
+    """The gold step a handed-out node stands for: by id, else by target entity (a node a
+    revision added under a fresh id)."""
+    for s in task.steps:
+        if s.id == view.node_id:
+            return s
+    for s in task.steps:
+        if s.obligation.target_entity == view.target_entity and s.edit is not None:
+            return s
+    return None
+
+
+def _handed(task: Task, ablation: Ablation) -> tuple[list[Obligation], Evidence]:
+    obs = task.obligations
+    ev = task.evidence
+    if not ablation.ordering:
+        obs = [o.model_copy(update={"dependencies": [], "status": "ready"}) for o in obs]
+        ev = Evidence()
+    if not ablation.gate:
+        obs = [o.model_copy(update={"validation": "compile"}) for o in obs]
+    return obs, ev
+
+
+class _Drive:
+    """One plan07 run: planners created over (sub)sets of the obligations, driven to the end."""
+
+    def __init__(self, s: Session, state_dir: Path, ablation: Ablation, engine: str) -> None:
+        self.s, self.state_dir, self.ab, self.engine = s, state_dir, ablation, engine
+        self.applied: list[tuple[str, list[Applied]]] = []
+        self.plans = 0
+
+    def plan(self, obligations: list[Obligation], evidence: Evidence, *, retry: bool) -> Any:
+        from plan07 import Planner
+
+        self.plans += 1
+        p = Planner.create(self.s.task.request, repo=self.s.repo, evidence=evidence,
+                           llm=GoldDecomposer(obligations),
+                           state_dir=self.state_dir / f"plan{self.plans}", engine=self.engine)
+        self._seen = 0
+        self._account(p, retry=retry)
+        return p
+
+    def _account(self, p: Any, *, retry: bool) -> None:
+        usage = p.usage
+        for u in usage[self._seen:]:
+            self.s.plan_call(u.prompt_tokens, u.completion_tokens, retry=retry)
+        self._seen = len(usage)
+
+    def drive(self, p: Any) -> bool:
+        """Run the plan until nothing is ready; False when an obligation exhausts the bound."""
+        s, task = self.s, self.s.task
+        failure: dict[str, str] = {}
+        schedule = contexts.chain(task) if not self.ab.externalized_plan else ""
+        while (view := p.next()) is not None:
+            step = gold_step(task, view)
+            oid = step.id if step else view.node_id
+            if step is not None and s.executed[oid] > s.bound:
+                return False
+            files = contexts.files_of(task, [oid]) if step else []
+            ctx = contexts.plan07(view, files, s.repo, failure.get(view.node_id),
+                                  typed=self.ab.typed_artifacts, request=task.request,
+                                  schedule=schedule)
+            applied = s.apply(s.call(ctx, [oid])) if step else []
+            for f in sorted({a.file for a in applied}):
+                p.report_edit(view.node_id, f)
+            before = set(s.consistency.good)
+            state = s.step_done()
+            verdict = p.complete(view.node_id)
+            self._account(p, retry=True)
+            if verdict.passed:
+                self.applied.append((oid, applied))
+                if self.ab.revision:
+                    self._feedback(p, view, before - state.passed)
+            else:
+                revert_all(s.repo, applied)
+                failure[view.node_id] = f"{verdict.check} failed: {verdict.output_tail[-300:]}"
+        return True
+
+    def _feedback(self, p: Any, view: DriverView, broken: set[str]) -> None:
+        """§3.6: the node passed its gate, yet tests that passed before now fail: consumers the
+        plan did not foresee. Fed to the planner as impact feedback (revision trigger)."""
+        if not broken:
+            return
+        from plan07.model import Feedback, ImpactEdge
+
+        edges = [ImpactEdge(src=view.target_entity, dst=_test_entity(t), relation="Breaks",
+                            cause="sig_change", confidence=1.0) for t in sorted(broken)[:16]]
+        p.feedback(Feedback(caused_by=view.node_id, impact_edges=edges,
+                            note=f"{len(broken)} previously passing test(s) broke"))
+        self.s.result.feedbacks += 1
+        self._account(p, retry=True)
+
+
+def _test_entity(test_id: str) -> str:
+    """`tests/a/test_b.py::test_c` -> `tests.a.test_b.test_c` (the dotted test id)."""
+    path, _, name = test_id.partition("::")
+    return path.removesuffix(".py").replace("/", ".") + "." + name.split("[")[0]
+
+
+def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bound: int, *,
+                state_dir: Path, ablation: Ablation, engine: str = "pydatalog") -> RunResult:
+    from plan07.errors import Plan07Error
+
+    name = "plan07" + "".join(f"-no_{k}" for k in ablation.off())
+    s = Session(name, task, repo, executor, checker, bound)
+    d = _Drive(s, state_dir, ablation, engine)
+    obligations, evidence = _handed(task, ablation)
+    try:
+        if not d.drive(d.plan(obligations, evidence, retry=False)):
+            return s.finish()
+    except Plan07Error as exc:  # plan07 refused (a cap, a state error): unresolved, said why
+        s.result.note = f"plan07 refused: {exc.one_line()}"[:300]
+        return s.finish()
+    if ablation.gate:
+        return s.finish()
+    return _deferred_checks(task, s, d, evidence)
+
+
+def _deferred_checks(task: Task, s: Session, d: _Drive, evidence: Evidence) -> RunResult:
+    """Gate off: the real checks run only at the end; a failure re-plans the failed nodes and
+    their true dependents (plan07.validate.affected_subgraph) as a new plan."""
+    from plan07.validate import affected_subgraph
+
+    nodes = [o for o in task.obligations]
+    edges = [(dep, o.id) for o in nodes for dep in o.dependencies]
+    while True:
+        r = s.check()
+        bad = [task.steps[k].id for k in s.failing(r)]
+        if not bad and r.green:
+            return s.finish(r)
+        if not bad or any(s.executed[b] > s.bound for b in bad):
+            return s.finish(r)
+        scope: set[str] = set()
+        for b in bad:
+            scope |= set(affected_subgraph(_plan_nodes(nodes), edges, b))
+        for oid, applied in reversed(d.applied):
+            if oid in scope:
+                revert_all(s.repo, applied)
+        d.applied = [(o, a) for o, a in d.applied if o not in scope]
+        sub = [o.model_copy(update={"validation": "compile", "dependencies": [
+            x for x in o.dependencies if x in scope]}) for o in nodes if o.id in scope]
+        if not d.drive(d.plan(sub, evidence, retry=True)):
+            return s.finish()
+
+
+def _plan_nodes(obligations: list[Obligation]) -> list[Any]:
+    from plan07.model import PlanNode
+
+    return [PlanNode(**o.model_dump()) for o in obligations]

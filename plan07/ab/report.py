@@ -1,0 +1,118 @@
+"""Write the A/B report: results.json (every number, every task), report.md (tables) and a PNG
+chart of retry tokens and temporal consistency per strategy with error bars. I/O (files)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+LABELS = {"retry_tokens": "retry tokens / task", "consistency": "temporal consistency",
+          "resolve_rate": "resolve rate", "tokens": "tokens / task", "cost": "$ / task"}
+
+
+def _fmt(m: str, s: dict[str, float]) -> str:
+    if m in ("consistency", "resolve_rate"):
+        return f"{s['mean']:.3f} ± {s['std']:.3f}"
+    if m == "cost":
+        return f"{s['mean']:.6f} ± {s['std']:.6f}"
+    return f"{s['mean']:.1f} ± {s['std']:.1f}"
+
+
+def _table(agg: dict[str, Any]) -> list[str]:
+    cols = list(LABELS)
+    out = ["| strategy | " + " | ".join(LABELS[c] for c in cols) + " |",
+           "|---|" + "---|" * len(cols)]
+    for s, ms in agg.items():
+        out.append(f"| {s} | " + " | ".join(_fmt(c, ms[c]) for c in cols) + " |")
+    return out
+
+
+def _pct(x: float) -> str:
+    return "n/a" if math.isinf(x) else f"{x * 100:+.1f} %"
+
+
+def markdown(res: dict[str, Any], command: str) -> str:
+    c = res["config"]
+    lines = [
+        "# plan07 A/B (spec §7)", "",
+        f"Command: `{command}`", "",
+        f"{len(res['tasks'])} tasks, {c['runs']} run(s), seed {c['seed']}, executor "
+        f"`{c['executor']}`, retry bound {c['bound']}, faults "
+        + (f"p_first={c['faults']['p_first']}, p_again={c['faults']['p_again']}"
+           if c["faults"]["enabled"] else "off")
+        + f"; tokens: {res['tokenizer']}; price ${c['price'][0]}/${c['price'][1]} per 1M "
+        "in/out tokens. Mean ± std over runs.", "",
+        "## Metrics", "", *_table(res["aggregate"]), "",
+    ]
+    if "decision" in res:
+        d = res["decision"]
+        lines += ["## Decision (§7.4)", "",
+                  f"**plan07 {'WINS' if d['wins'] else 'does NOT win'}** (every clause must pass).",
+                  "", "| clause | plan07 | against | result |", "|---|---|---|---|"]
+        for cl in d["clauses"]:
+            lines.append(f"| {cl['clause']} | {cl['value']:.4g} | {cl['against']} | "
+                         f"{'pass' if cl['pass'] else 'FAIL'} |")
+        r = d["ratios"]
+        lines += ["", "Ratios: " + ", ".join(
+            f"{k} = {'n/a' if v is None else f'{v:.3f}'}" for k, v in r.items()), ""]
+    if "ablation" in res:
+        a = res["ablation"]
+        lines += [f"## Ablation (§7.5), on the first {a['tasks']} tasks", "",
+                  *_table(a["aggregate"]), "",
+                  "| mechanism removed | Δ retry | Δ consistency | Δ resolve | Δ tokens | "
+                  "Δ cost | verdict |", "|---|---|---|---|---|---|---|"]
+        for v in a["verdicts"]:
+            dl = v["deltas"]
+            lines.append(f"| {v['mechanism']} | " + " | ".join(_pct(dl[m]) for m in
+                         ("retry_tokens", "consistency", "resolve_rate", "tokens", "cost"))
+                         + f" | {v['verdict']} |")
+        lines.append("")
+    lines += ["## Tasks", "", "| shape | tasks | obligations (min-max) |", "|---|---|---|"]
+    shapes: dict[str, list[int]] = {}
+    for t in res["tasks"]:
+        shapes.setdefault(t["shape"].split("+")[0] + ("+…" if "+" in t["shape"] else ""),
+                          []).append(t["obligations"])
+    for s, ns in sorted(shapes.items()):
+        lines.append(f"| {s} | {len(ns)} | {min(ns)}-{max(ns)} |")
+    return "\n".join(lines) + "\n"
+
+
+def chart(res: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    agg = res["aggregate"]
+    names = list(agg)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, m in zip(axes, ("retry_tokens", "consistency"), strict=True):
+        ax.bar(names, [agg[s][m]["mean"] for s in names],
+               yerr=[agg[s][m]["std"] for s in names], capsize=6,
+               color=["#999999", "#c58b3c", "#3c7fc5"][: len(names)])
+        ax.set_title(LABELS[m])
+        if m == "consistency":
+            ax.set_ylim(0, 1.05)
+    fig.suptitle(f"plan07 A/B: {len(res['tasks'])} tasks, {res['config']['runs']} run(s)")
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+
+
+def write(res: dict[str, Any], out: Path, command: str) -> list[Path]:
+    """Write results.json, report.md and retry_consistency.png under `out` (all or nothing:
+    each is written to a temporary name first, then renamed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {out / "results.json": json.dumps(res, indent=1, sort_keys=True, default=str) + "\n",
+             out / "report.md": markdown(res, command)}
+    tmp_png = out / ".retry_consistency.png.tmp"
+    chart(res, tmp_png)
+    for p, text in files.items():
+        tmp = p.with_name(f".{p.name}.tmp")
+        tmp.write_text(text, "utf-8")
+        tmp.replace(p)
+    png = out / "retry_consistency.png"
+    tmp_png.replace(png)
+    return [*files, png]

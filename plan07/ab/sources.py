@@ -1,0 +1,192 @@
+"""Task sources beside the generator: the bundled example(s) and SWE-bench-style instances
+pointing at local checkouts (docs/ab.md "Task sources"). I/O (reads files, runs git locally;
+never the network).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from plan07.ab.compose import _partial
+from plan07.ab.edits import Edit
+from plan07.ab.tasks import GoldStep, Task
+from plan07.errors import InputError
+from plan07.model import Evidence, Obligation
+
+SKIP = {".git", "__pycache__", ".venv", "build", ".pytest_cache"}
+SWE_FIELDS = ("repo_path", "base_commit", "problem_statement", "patch", "test_patch",
+              "FAIL_TO_PASS", "PASS_TO_PASS")
+
+
+def _read_tree(root: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if p.is_file() and not SKIP.intersection(rel.parts) and p.suffix in (".py", ".toml",
+                                                                             ".cfg", ".ini"):
+            out[rel.as_posix()] = p.read_text("utf-8")
+    return out
+
+
+def _evidence(files: dict[str, str], request: str) -> Evidence:
+    from plan07.evidence import build_evidence
+
+    with tempfile.TemporaryDirectory() as d:
+        for rel, text in files.items():
+            (Path(d) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (Path(d) / rel).write_text(text, "utf-8")
+        return build_evidence(Path(d), request=request)
+
+
+def _ob(oid: str, target: str, verb: str, cause: str, deps: list[str], check: str) -> Obligation:
+    return Obligation(id=oid, target_entity=target, obligation=verb,  # type: ignore[arg-type]
+                      caused_by=cause, dependencies=deps, evidence="example gold decomposition",
+                      status="blocked" if deps else "ready", validation=check)
+
+
+def example_task(folder: Path) -> Task:
+    """A bundled example (request.md + edits.json in the `plan07 demo` format) as a task: the
+    anchor tests are defined first in a new test file, each edited file is one modify (its
+    edits merged into one full-file replacement), the test file preserves the old default, a
+    final validate runs the suite."""
+    spec = json.loads((folder / "edits.json").read_text("utf-8"))
+    request = (folder / "request.md").read_text("utf-8")
+    files = _read_tree(folder)
+    tfile = "tests/test_ab_anchor.py"
+    tests_src = "\n\n".join(spec.get("tests", {}).values())
+    steps: list[GoldStep] = []
+    ids: list[str] = []
+    if tests_src:
+        e = Edit(tfile, None, tests_src)
+        steps.append(GoldStep(_ob("O1", f"{tfile}::{next(iter(spec['tests']))}", "modify",
+                                  "test_anchor: define the acceptance tests first", [],
+                                  "compile"), e, _faults(files, e)))
+        ids.append("O1")
+    by_file: dict[str, tuple[str, str]] = {}
+    for ed in spec.get("edits", []):
+        target, rel = ed["target"], ed["file"]
+        text = by_file.get(rel, (target, files[rel]))[1]
+        if text.count(ed["find"]) != 1:
+            raise InputError(f"{folder}/edits.json: `find` of {target} does not occur once in "
+                             f"{rel}", source=str(folder))
+        by_file[rel] = (target, text.replace(ed["find"], ed["replace"], 1))
+    for k, (rel, (target, new)) in enumerate(by_file.items()):
+        oid = f"O{len(steps) + 1}"
+        check = "pytest:tests" if k == len(by_file) - 1 else "compile"
+        e = Edit(rel, files[rel], new)
+        steps.append(GoldStep(_ob(oid, target, "modify", f"requirement: change {target}",
+                                  list(ids), check), e, _faults(files, e)))
+        ids.append(oid)
+    steps.append(GoldStep(_ob(f"O{len(steps) + 1}", "tests", "validate",
+                              "requirement: every acceptance test passes", list(ids),
+                              "pytest:tests"), None))
+    return Task(id=f"example-{folder.name}", source="example", shape="example",
+                request=request, evidence=_evidence(files, request), steps=tuple(steps),
+                gold_order=tuple(s.id for s in steps), files=files)
+
+
+def _faults(files: dict[str, str], e: Edit) -> dict[str, Edit]:
+    part = _partial(files, e)
+    return {"partial_edit": part} if part else {}
+
+
+def example_tasks(root: Path) -> list[Task]:
+    """Every example folder under `root` with request.md and edits.json."""
+    if not root.is_dir():
+        return []
+    return [example_task(d) for d in sorted(root.iterdir())
+            if (d / "request.md").is_file() and (d / "edits.json").is_file()]
+
+
+def _git(repo: str, *args: str, stdin: str | None = None) -> str:
+    p = subprocess.run(["git", "-C", repo, *args], input=stdin, capture_output=True,  # noqa: S603
+                       text=True, check=False)
+    if p.returncode:
+        raise InputError(f"git {' '.join(args[:2])} failed: {p.stderr.strip()[:200]}",
+                         source=repo)
+    return p.stdout
+
+
+def _patched_files(patch: str) -> list[str]:
+    return [line[6:] for line in patch.splitlines() if line.startswith("+++ b/")]
+
+
+def swebench_task(inst: dict[str, Any], line: int, snapshots: Path) -> Task:
+    """One SWE-bench-style instance: the checkout at base_commit with test_patch applied is the
+    repo; each file of `patch` is one modify (full-file gold edit), chained in patch order; the
+    last one validates FAIL_TO_PASS; resolved needs FAIL_TO_PASS and PASS_TO_PASS."""
+    where = f"line {line}"
+    for f in SWE_FIELDS:
+        if f not in inst:
+            raise InputError(f"missing field {f!r}", field=f, source=where)
+    repo, commit = str(inst["repo_path"]), str(inst["base_commit"])
+    if not Path(repo, ".git").exists():
+        raise InputError(f"repo_path {repo!r} is not a local git checkout", field="repo_path",
+                         source=where)
+    f2p, p2p = list(inst["FAIL_TO_PASS"]), list(inst["PASS_TO_PASS"])
+    dest = snapshots / f"swe-{line}"
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", repo, "archive", commit], capture_output=True,  # noqa: S603
+                             check=False)
+    if archive.returncode:
+        raise InputError(f"git archive {commit} failed: {archive.stderr.decode()[:200]}",
+                         field="base_commit", source=where)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)  # noqa: S603
+    if inst["test_patch"].strip():
+        _apply(dest, inst["test_patch"], where)
+    old = {f: (dest / f).read_text("utf-8") if (dest / f).exists() else None
+           for f in _patched_files(inst["patch"])}
+    with tempfile.TemporaryDirectory() as d:
+        for f, text in old.items():
+            if text is not None:
+                (Path(d) / f).parent.mkdir(parents=True, exist_ok=True)
+                (Path(d) / f).write_text(text, "utf-8")
+        _apply(Path(d), inst["patch"], where)
+        new = {f: (Path(d) / f).read_text("utf-8") for f in old if (Path(d) / f).exists()}
+    steps, prev = [], []
+    files = list(new)
+    for k, f in enumerate(files):
+        oid = f"O{k + 1}"
+        last = k == len(files) - 1
+        check = (f2p[0] if f2p and "::" in f2p[0] else "compile") if last else "compile"
+        steps.append(GoldStep(_ob(oid, f.removesuffix(".py").replace("/", "."), "modify",
+                                  "requirement: the problem statement", list(prev), check),
+                              Edit(f, old[f], new[f])))
+        prev = [oid]
+    return Task(id=str(inst.get("instance_id", f"swe-{line}")), source="swebench",
+                shape="swebench", request=str(inst["problem_statement"]), evidence=Evidence(),
+                steps=tuple(steps), gold_order=tuple(s.id for s in steps),
+                final_tests=tuple(f2p + p2p), snapshot=str(dest))
+
+
+def _apply(root: Path, patch: str, where: str) -> None:
+    p = subprocess.run(["git", "apply", "--unsafe-paths", "--directory=.", "-"],  # noqa: S603
+                       input=patch, cwd=root, capture_output=True, text=True, check=False)
+    if p.returncode:
+        raise InputError(f"patch does not apply: {p.stderr.strip()[:200]}", field="patch",
+                         source=where)
+
+
+def load_swebench(path: Path, snapshots: Path | None = None) -> list[Task]:
+    """Read a JSONL file of SWE-bench-style instances (docs/ab.md); errors name the line."""
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read instances: {exc}", source=str(path)) from None
+    snap = snapshots or Path(tempfile.mkdtemp(prefix="plan07-swe-"))
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            inst = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"not JSON: {exc}", source=f"{path}:{n}") from None
+        if not isinstance(inst, dict):
+            raise InputError("each line must be a JSON object", source=f"{path}:{n}")
+        out.append(swebench_task(inst, n, snap))
+    return out

@@ -1,0 +1,95 @@
+"""The A/B task: a repo snapshot, a request, evidence, a gold decomposition with one gold edit
+per obligation, and the repo's own tests. Pure values plus `write_repo` (I/O at the edge).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plan07.ab.edits import Edit
+from plan07.model import Decomposition, Evidence, Obligation
+
+
+@dataclass(frozen=True)
+class GoldStep:
+    """One obligation of the gold decomposition, its gold edit (None for a preserve/validate
+    obligation: it is discharged by its check, not by an edit) and the faulty variants the
+    scripted executor may return instead (fault kind -> edit)."""
+
+    obligation: Obligation
+    edit: Edit | None
+    faults: dict[str, Edit] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.obligation.id
+
+
+@dataclass(frozen=True)
+class Task:
+    """An A/B task. `steps` are in the decomposition's listed order (what a static chain runs);
+    `gold_order` is a valid order of the same ids. `files` is the repo snapshot (posix path ->
+    text); `checkout` is an existing directory to copy instead (SWE-bench-style instances)."""
+
+    id: str
+    source: str  # "generated" | "example" | "swebench"
+    shape: str
+    request: str
+    evidence: Evidence
+    steps: tuple[GoldStep, ...]
+    gold_order: tuple[str, ...]
+    files: dict[str, str] = field(default_factory=dict)
+    test_dir: str = "tests"
+    final_tests: tuple[str, ...] = ()  # pytest ids that must pass at the end (empty: whole suite)
+    snapshot: str | None = None  # a prepared directory to copy instead of `files`
+
+    def step(self, oid: str) -> GoldStep:
+        for s in self.steps:
+            if s.id == oid:
+                return s
+        raise KeyError(oid)
+
+    @property
+    def obligations(self) -> list[Obligation]:
+        return [s.obligation for s in self.steps]
+
+    def decomposition(self) -> Decomposition:
+        return Decomposition(obligations=self.obligations)
+
+    def decomposition_json(self) -> str:
+        """The gold decomposition as the §4 completion text a model would return."""
+        return json.dumps({"obligations": [o.model_dump(mode="json") for o in self.obligations]},
+                          indent=1)
+
+    def digest(self) -> str:
+        """A content hash: distinct tasks have distinct digests."""
+        h = hashlib.sha256(self.request.encode())
+        for k in sorted(self.files):
+            h.update(k.encode() + b"\0" + self.files[k].encode() + b"\0")
+        return h.hexdigest()[:16]
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "source": self.source, "shape": self.shape,
+                "obligations": len(self.steps), "files": len(self.files),
+                "digest": self.digest()}
+
+
+def write_repo(task: Task, dest: Path) -> Path:
+    """Write the task's repo snapshot under `dest` (created; must be empty or absent)."""
+    if task.snapshot is not None:
+        import shutil
+
+        shutil.copytree(task.snapshot, dest, symlinks=True)
+        return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise FileExistsError(f"{dest} is not empty")
+    for rel, text in sorted(task.files.items()):
+        p = dest / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, "utf-8")
+    return dest

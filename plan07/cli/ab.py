@@ -1,0 +1,123 @@
+"""`plan07 ab`: the §7 A/B and ablation harness (a thin skin over plan07.ab)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from plan07.cli._common import JSON_HELP, print_json
+from plan07.errors import InputError
+
+
+def _price(text: str) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"--price {text!r}: use IN,OUT dollars per 1M tokens, e.g. 0.27,1.10",
+                         field="--price") from None
+    if a < 0 or b < 0:
+        raise InputError("--price must not be negative", field="--price")
+    return a, b
+
+
+def ab(
+    tasks: Annotated[int, typer.Option(
+        "--tasks", help="Generated tasks (3..30 obligations each).")] = 100,
+    size: Annotated[int | None, typer.Option(
+        "--size", help="Obligations per generated task (default: seeded, 3..30).")] = None,
+    max_size: Annotated[int, typer.Option(
+        "--max-size", help="Largest generated task (obligations, 3..30).")] = 30,
+    engine: Annotated[str, typer.Option(
+        "--engine", help="Rule engine plan07 orders with: pydatalog | clingo.")] = "pydatalog",
+    runs: Annotated[int, typer.Option("--runs", help="Seeded runs (mean ± std over runs).")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of tasks and faults.")] = 0,
+    executor: Annotated[str, typer.Option(
+        "--executor", help="scripted | openai:MODEL")] = "scripted",
+    out: Annotated[Path, typer.Option(
+        "--out", help="Where report.md, results.json and the chart go.")] = Path("build/ab"),
+    ablation_tasks: Annotated[int, typer.Option(
+        "--ablation-tasks", help="Run the §7.5 ablation on the first N tasks.")] = 0,
+    bound: Annotated[int, typer.Option("--bound", help="Retry bound: re-runs per obligation.")] = 2,
+    faults: Annotated[bool, typer.Option(
+        "--faults/--no-faults", help="Seeded fault injection (scripted executor).")] = True,
+    p_first: Annotated[float, typer.Option(
+        "--p-fault", help="Chance an obligation's first attempt is faulty.")] = 0.15,
+    examples: Annotated[bool, typer.Option(
+        "--examples/--no-examples", help="Add the bundled example(s) as tasks.")] = False,
+    swebench: Annotated[Path | None, typer.Option(
+        "--swebench", help="JSONL of SWE-bench-style instances with local checkouts.")] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Parallel worker processes.")] = 2,
+    price: Annotated[str, typer.Option("--price", help="IN,OUT $ per 1M tokens.")] = "0.27,1.10",
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Run monolithic, static decomposition and plan07 on the same tasks (§7); write the report."""
+    from plan07.ab.faults import FaultConfig
+    from plan07.ab.generator import generate_tasks
+    from plan07.ab.report import write
+    from plan07.ab.runner import Config, run_ab
+
+    if not 3 <= max_size <= 30:
+        raise InputError(f"--max-size must be in 3..30, got {max_size}", field="--max-size")
+    if engine not in ("pydatalog", "clingo"):
+        raise InputError(f"unknown engine {engine!r}; use pydatalog or clingo", field="--engine")
+    if size is not None and not 3 <= size <= 30:
+        raise InputError(f"--size must be in 3..30, got {size}", field="--size")
+    for name, v, lo in (("--tasks", tasks, 0), ("--runs", runs, 1), ("--bound", bound, 0),
+                        ("--workers", workers, 1), ("--ablation-tasks", ablation_tasks, 0)):
+        if v < lo:
+            raise InputError(f"{name} must be >= {lo}, got {v}", field=name)
+    if not 0 <= p_first <= 1:
+        raise InputError(f"--p-fault must be in [0, 1], got {p_first}", field="--p-fault")
+    if not executor.startswith("openai:") and executor != "scripted":
+        raise InputError(f"unknown executor {executor!r}; use 'scripted' or 'openai:MODEL'",
+                         field="--executor")
+    cfg = Config(tasks=tasks, runs=runs, seed=seed, executor=executor, bound=bound,
+                 workers=workers, faults=FaultConfig(p_first=p_first, enabled=faults),
+                 ablation_tasks=ablation_tasks, price=_price(price), examples=examples,
+                 engine=engine, max_size=max_size)
+    task_list = generate_tasks(seed, tasks, size=size, max_size=max_size)
+    if examples:
+        from plan07.ab.sources import example_tasks
+
+        task_list += example_tasks(Path("examples"))
+    if swebench is not None:
+        from plan07.ab.sources import load_swebench
+
+        task_list += load_swebench(swebench)
+    if not task_list:
+        raise InputError("no tasks: use --tasks N (N >= 1), --examples or --swebench FILE",
+                         field="--tasks")
+    t0 = time.monotonic()
+
+    def progress(k: int, n: int, row: dict[str, Any]) -> None:
+        if not as_json:
+            print(f"[{k}/{n}] {row['strategy']:<26} {row['task_id']} "
+                  f"{'resolved' if row['resolved'] else 'UNRESOLVED'} retry={row['retry_tokens']} "
+                  f"tc={row['consistency']:.2f} ({time.monotonic() - t0:.0f}s)",
+                  file=sys.stderr, flush=True)
+
+    res = run_ab(task_list, cfg, progress)
+    command = "plan07 ab " + " ".join(
+        f"{k} {v}" for k, v in (("--tasks", tasks), ("--runs", runs), ("--seed", seed),
+                                ("--executor", executor), ("--ablation-tasks", ablation_tasks),
+                                ("--bound", bound), ("--p-fault", p_first)))
+    command += (f" --size {size}" if size else "") + ("" if faults else " --no-faults")
+    command += f" --max-size {max_size} --engine {engine}"
+    paths = write(res, out, command)
+    if as_json:
+        print_json({"out": [str(p) for p in paths], "aggregate": res["aggregate"],
+                    "decision": res.get("decision"),
+                    "ablation": res.get("ablation", {}).get("verdicts")})
+        return
+    from plan07.ab.report import markdown
+
+    typer.echo(markdown(res, command).split("## Tasks")[0].rstrip())
+    typer.echo(f"\nwrote {', '.join(str(p) for p in paths)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ab")(ab)

@@ -1,0 +1,134 @@
+"""The A/B mechanics (issue 8 "done means"): faults off -> every strategy resolves with zero
+retry tokens; a fault forced at a known obligation -> each strategy re-spends exactly what its
+recovery rule says; skipping ordering shows broken intermediate states on a widening task."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plan07.ab.checker import Checker
+from plan07.ab.executors import ScriptedExecutor
+from plan07.ab.faults import FaultConfig
+from plan07.ab.generator import generate_task
+from plan07.ab.run import Ablation, RunResult
+from plan07.ab.strategies import run_monolithic, run_plan07, run_static
+from plan07.ab.tasks import Task, write_repo
+
+
+@pytest.fixture(scope="module")
+def checker() -> Iterator[Checker]:
+    with Checker() as c:
+        yield c
+
+
+@pytest.fixture(autouse=True)
+def _no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The generated repos need no third-party pytest plugin; loading them only costs time.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def widen_task(size: int = 5) -> Task:
+    for i in range(40):
+        t = generate_task(8, i, size=size)
+        if t.shape == "widen":
+            return t
+    raise AssertionError("no widen task")
+
+
+def run(name: str, task: Task, tmp: Path, checker: Checker, faults: FaultConfig,
+        ablation: Ablation | None = None) -> RunResult:
+    repo = write_repo(task, tmp / name / "repo")
+    ex = ScriptedExecutor(3, faults)
+    if name == "monolithic":
+        return run_monolithic(task, repo, ex, checker, 2)
+    if name == "static":
+        return run_static(task, repo, ex, checker, 2)
+    return run_plan07(task, repo, ex, checker, 2, state_dir=tmp / name / "state",
+                      ablation=ablation, engine="clingo")
+
+
+@pytest.mark.parametrize("name", ["monolithic", "static", "plan07"])
+def test_faults_off_everything_resolves_with_zero_retry_tokens(
+        tmp_path: Path, checker: Checker, name: str) -> None:
+    for task in (widen_task(), generate_task(2, 5, size=3)):
+        r = run(name, task, tmp_path / task.id, checker, FaultConfig(enabled=False))
+        assert r.resolved, (task.id, r.note)
+        assert r.retry_tokens == 0
+        assert r.retry_calls == 0
+        assert r.faults_hit == []
+        assert r.tokens > 0
+
+
+def _forced(task: Task) -> tuple[str, FaultConfig]:
+    rebind = next(s for s in task.steps if s.obligation.target_entity.split(".")[-1]
+                  .startswith("show_"))
+    return rebind.id, FaultConfig(force=((rebind.id, "wrong_arg_name", 1),))
+
+
+def test_forced_fault_monolithic_reruns_the_whole_prompt_once(
+        tmp_path: Path, checker: Checker) -> None:
+    task = widen_task()
+    oid, faults = _forced(task)
+    r = run("monolithic", task, tmp_path, checker, faults)
+    assert r.resolved
+    assert r.faults_hit == [f"{oid}:wrong_arg_name"]
+    assert len(r.call_log) == 2
+    first, again = r.call_log
+    assert again["asked"] == [s.id for s in task.steps]  # the whole prompt, every obligation
+    assert again["retry"]
+    assert r.retry_tokens == again["tokens"]
+    assert r.retry_calls == 1
+
+
+def test_forced_fault_static_reruns_step_k_and_everything_after(
+        tmp_path: Path, checker: Checker) -> None:
+    task = widen_task()
+    oid, faults = _forced(task)
+    # With no runtime state, static localizes the failure at the first listed step whose check
+    # fails at the end: the faulty step's own check, or an earlier-listed check that runs it.
+    test = task.step(oid).obligation.validation
+    k = next(j for j, s in enumerate(task.steps) if s.obligation.validation == test
+             or (s.obligation.validation.startswith("pytest:")
+                 and test.startswith(s.obligation.validation.removeprefix("pytest:"))))
+    assert k <= [s.id for s in task.steps].index(oid)
+    r = run("static", task, tmp_path, checker, faults)
+    assert r.resolved
+    retried = [c for c in r.call_log if c["retry"]]
+    assert [c["asked"] for c in retried] == [[s.id] for s in task.steps[k:]]
+    assert r.retry_tokens == sum(c["tokens"] for c in retried)
+    first_pass = r.call_log[: len(task.steps)]
+    assert not any(c["retry"] for c in first_pass)
+
+
+def test_forced_fault_plan07_reruns_only_the_failed_node(
+        tmp_path: Path, checker: Checker) -> None:
+    from plan07 import Planner
+
+    task = widen_task()
+    oid, faults = _forced(task)
+    r = run("plan07", task, tmp_path, checker, faults)
+    assert r.resolved
+    retried = [c for c in r.call_log if c["retry"]]
+    assert [c["asked"] for c in retried] == [[oid]]  # its true dependents had not run yet
+    usage = Planner.open(tmp_path / "plan07" / "state" / "plan1").usage
+    replans = sum(u.prompt_tokens + u.completion_tokens for u in usage[1:])
+    assert r.retry_plan_tokens == replans
+    assert r.retry_tokens == retried[0]["tokens"] + replans
+    assert r.plan_tokens == sum(u.prompt_tokens + u.completion_tokens for u in usage)
+
+
+def test_skipping_ordering_breaks_intermediate_states_on_a_widening_task(
+        tmp_path: Path, checker: Checker) -> None:
+    task = widen_task(7)
+    off = FaultConfig(enabled=False)
+    ordered = run("plan07", task, tmp_path / "a", checker, off)
+    assert ordered.steps
+    assert all(ordered.steps), "plan07 with ordering keeps every step valid"
+    listed = run("static", task, tmp_path / "b", checker, off)
+    assert not all(listed.steps), "the listed order narrows before the consumers are rebound"
+    assert listed.resolved  # the end state is fine: only the middle was broken
+    unordered = run("plan07", task, tmp_path / "c", checker, off, Ablation(ordering=False))
+    assert not all(unordered.steps)

@@ -1,0 +1,103 @@
+"""§7 metrics, the §7.4 decision and the §7.5 ablation verdicts, on hand-made rows. Pure."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from plan07.ab.metrics import Stat, ablation, aggregate, cost_of, decision, per_run, rel_delta
+
+
+def row(strategy: str, run: int = 0, *, retry: int = 0, steps: list[bool] | None = None,
+        resolved: bool = True, prompt: int = 100, completion: int = 10) -> dict[str, Any]:
+    return {"strategy": strategy, "run": run, "retry_tokens": retry,
+            "steps": steps if steps is not None else [True], "resolved": resolved,
+            "prompt_tokens": prompt, "completion_tokens": completion, "plan_prompt_tokens": 0,
+            "plan_completion_tokens": 0, "tokens": prompt + completion}
+
+
+def test_per_run_pools_states_and_averages_tasks() -> None:
+    rows = [row("s", retry=100, steps=[True, False]), row("s", retry=0, steps=[True, True],
+                                                          resolved=False)]
+    m = per_run(rows, (1.0, 2.0))
+    assert m["retry_tokens"] == 50
+    assert m["consistency"] == pytest.approx(3 / 4)
+    assert m["resolve_rate"] == 0.5
+    assert m["tokens"] == 110
+    assert m["cost"] == pytest.approx((100 * 1 + 10 * 2) / 1e6)
+
+
+def test_cost_counts_planning_calls() -> None:
+    r = row("s") | {"plan_prompt_tokens": 1000, "plan_completion_tokens": 100}
+    assert cost_of(r, (1.0, 1.0)) == pytest.approx(1210 / 1e6)
+
+
+def test_mean_and_std_over_runs() -> None:
+    agg = aggregate([row("s", 0, retry=10), row("s", 1, retry=30)], (0.0, 0.0))
+    assert agg["s"]["retry_tokens"].mean == 20
+    assert agg["s"]["retry_tokens"].std == pytest.approx(math.sqrt(200))
+    one = aggregate([row("s", 0, retry=10)], (0.0, 0.0))
+    assert one["s"]["retry_tokens"].std == 0.0
+
+
+def _agg(**vals: dict[str, float]) -> dict[str, dict[str, Stat]]:
+    base = {"retry_tokens": 100.0, "consistency": 0.8, "resolve_rate": 0.9, "tokens": 1000.0,
+            "cost": 0.001}
+    return {s: {m: Stat(v.get(m, base[m]), 0.0) for m in base} for s, v in vals.items()}
+
+
+@pytest.mark.parametrize(("plan07", "wins", "failing"), [
+    ({"retry_tokens": 50, "consistency": 0.95}, True, []),
+    ({"retry_tokens": 100, "consistency": 0.95}, False, ["retry tokens strictly below monolithic"]),
+    ({"retry_tokens": 50, "consistency": 0.8}, False,
+     ["temporal consistency strictly improves (vs both)"]),
+    ({"retry_tokens": 50, "consistency": 0.95, "resolve_rate": 0.8}, False,
+     ["resolve >= current"]),
+    ({"retry_tokens": 50, "consistency": 0.95, "tokens": 1501}, False,
+     ["tokens <= 1.5 x current"]),
+    ({"retry_tokens": 50, "consistency": 0.95, "tokens": 1500, "cost": 0.0015}, True, []),
+    ({"retry_tokens": 150, "consistency": 0.95}, False,
+     ["retry tokens strictly below monolithic",
+      "retry tokens strictly below static decomposition"]),
+])
+def test_decision_clauses(plan07: dict[str, float], wins: bool, failing: list[str]) -> None:
+    agg = _agg(plan07=plan07, monolithic={}, static={"retry_tokens": 120.0})
+    d = decision(agg)
+    assert d["wins"] is wins
+    assert [c["clause"] for c in d["clauses"] if not c["pass"]] == failing
+
+
+def test_ratios() -> None:
+    d = decision(_agg(plan07={"retry_tokens": 50}, monolithic={}, static={"retry_tokens": 200}))
+    assert d["ratios"]["retry_vs_monolithic"] == 0.5
+    assert d["ratios"]["retry_vs_static"] == 0.25
+
+
+@pytest.mark.parametrize(("variant", "verdict"), [
+    ({}, "delete"),
+    ({"retry_tokens": 104.0, "tokens": 1049.0}, "delete"),
+    ({"retry_tokens": 140.0}, "keep"),
+    ({"consistency": 0.6}, "keep"),
+    ({"retry_tokens": 50.0}, "remove"),
+])
+def test_ablation_verdicts(variant: dict[str, float], verdict: str) -> None:
+    agg = _agg(plan07={}, **{"plan07-no_revision": variant})
+    (v,) = ablation(agg)
+    assert v["mechanism"] == "revision"
+    assert v["verdict"].startswith(verdict)
+
+
+def test_ablation_starts_with_the_revision_trigger() -> None:
+    names = ["plan07", *(f"plan07-no_{m}" for m in
+                         ("gate", "ordering", "typed_artifacts", "externalized_plan", "revision"))]
+    out = ablation(_agg(**{n: {} for n in names}))
+    assert [v["mechanism"] for v in out][0] == "revision"
+    assert len(out) == 5
+
+
+@pytest.mark.parametrize(("v", "f", "want"), [(0, 0, 0.0), (110, 100, 0.1), (90, 100, -0.1),
+                                              (5, 0, math.inf)])
+def test_rel_delta(v: float, f: float, want: float) -> None:
+    assert rel_delta(v, f) == pytest.approx(want)
