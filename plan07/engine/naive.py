@@ -33,6 +33,10 @@ class Index:
         self.model = model
         self._cache: dict[tuple[str, tuple[int, ...]], dict[Tuple_, list[Tuple_]]] = {}
 
+    def invalidate(self, rel: str) -> None:
+        for key in [k for k in self._cache if k[0] == rel]:
+            del self._cache[key]
+
     def lookup(self, rel: str, positions: tuple[int, ...], values: Tuple_) -> list[Tuple_]:
         key = (rel, positions)
         table = self._cache.get(key)
@@ -136,15 +140,17 @@ def evaluate(program: Program, facts: Facts) -> tuple[Facts, dict[Key, Derivatio
             t = ground(r.head, {})
             model.setdefault(r.head.relation, set()).add(t)
             best.setdefault((r.head.relation, t), Derivation(0, r))
+    idx = Index(model)
     for stratum in stratify(program):
+        heads = {r.head.relation for r in stratum}
+        # a stratum that does not read its own heads is final after one pass
+        recursive = any(a.relation in heads for r in stratum for a in r.positives())
         changed = True
         while changed:
             changed = False
-            idx = Index(model)
             found: list[tuple[Key, Derivation]] = []
             for r in stratum:
-                body = ordered_body(r)
-                for b, used in solve(body, idx, {}):
+                for b, used in solve(ordered_body(r), idx, {}):
                     key = (r.head.relation, ground(r.head, b))
                     h = 1 + max((best[u].height for u in used), default=0)
                     absences = tuple((n.relation, ground(n, b)) for n in r.negatives())
@@ -156,4 +162,7 @@ def evaluate(program: Program, facts: Facts) -> tuple[Facts, dict[Key, Derivatio
                     best[key] = d
                     model.setdefault(key[0], set()).add(key[1])
                     changed = True
+            for rel in heads:
+                idx.invalidate(rel)
+            changed = changed and recursive
     return model, best
