@@ -25,11 +25,13 @@ How it decides (docs/canonicalize.md has the long version and examples):
   "backward compatible"; "no new dependency"; "no breaking change". "X must not raise" is
   behaviour, so a criterion; "X does not remove Y" is a symptom, not a constraint.
 * Caps: a prose goal or predicate longer than its cap is shortened at the last clause boundary
-  (", ; : — (") in the cap's final two thirds, else at the last word boundary with "…"; a single
-  word longer than the cap, or a test id / command longer than PREDICATE_MAX_CHARS, is refused
-  (InputError naming the cap). More than 16 criteria of classes 1-3 (or 16 constraints from
-  headings) is refused as over-scoped; class-4 sentences and prose constraints only fill the
-  slots left, in order of appearance, and what is left out is reported in `notes`.
+  (", ; : — (") in the cap's final two thirds, else at the last word boundary there, with "…".
+  Text that cannot be cut so (a word over two thirds of the cap), and a test id or command over
+  PREDICATE_MAX_CHARS, is refused (InputError naming the cap) when it is the goal, a test id, a
+  command or a heading item; a class-4 sentence, derived candidate or prose constraint is left
+  out instead. More than 16 criteria of classes 1-3 (or 16 constraints from headings) is
+  refused as over-scoped; class-4 sentences and prose constraints only fill the slots left, in
+  order of appearance. Whatever is left out is reported in `notes`, never dropped silently.
 """
 
 from __future__ import annotations
@@ -756,16 +758,27 @@ def canonicalize_with_notes(request: str, task_text: str | None = None) -> Canon
     _check_exact(tests, "test id")
     _check_exact(commands, "command")
 
-    def short(items: list[str], what: str) -> list[str]:
-        return [shorten(i, caps.PREDICATE_MAX_CHARS, what=what, cap_name="PREDICATE_MAX_CHARS")
-                for i in items]
+    def short(items: list[str], what: str, *, optional: bool = False) -> list[str]:
+        """Fit each to PREDICATE_MAX_CHARS; one that cannot be cut is refused, or, when it is
+        an optional (prose) statement, left out with a note."""
+        out = []
+        for item in items:
+            try:
+                out.append(shorten(item, caps.PREDICATE_MAX_CHARS, what=what,
+                                   cap_name="PREDICATE_MAX_CHARS"))
+            except InputError:
+                if not optional:
+                    raise
+                notes.append(f"a {what} statement with a word too long to shorten was left out "
+                             f"(PREDICATE_MAX_CHARS={caps.PREDICATE_MAX_CHARS}): {item[:60]!r}…")
+        return out
 
     named = tests + commands + short([i for f in founds for i in f.items], "acceptance_criteria")
-    prose = short([p for f in founds for p in f.prose], "acceptance_criteria")
+    prose = short([p for f in founds for p in f.prose], "acceptance_criteria", optional=True)
     needs_confirmation = not (named or prose)
     if needs_confirmation:
         intents = [goal] + [s for f in founds for s in f.intents]
-        prose = short(_derive(intents), "acceptance_criteria")
+        prose = short(_derive(intents), "acceptance_criteria", optional=True)
         if not prose:
             raise InputError(
                 "no acceptance criterion is named (a test id, a command that must pass, a "
@@ -777,7 +790,7 @@ def canonicalize_with_notes(request: str, task_text: str | None = None) -> Canon
                     cap_name="MAX_ACCEPTANCE_CRITERIA", notes=notes)
     constraints = _fit(
         short([c for f in founds for c in f.constraints_named], "constraints"),
-        short([c for f in founds for c in f.constraints], "constraints"),
+        short([c for f in founds for c in f.constraints], "constraints", optional=True),
         caps.MAX_CONSTRAINTS, what="constraints", cap_name="MAX_CONSTRAINTS", notes=notes,
     )
     # §3.1 step 3: JSON Schema validation of the artifact, then the model (never a half artifact)

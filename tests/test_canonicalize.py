@@ -245,6 +245,20 @@ def test_predicate_cap_boundary() -> None:
     assert over.startswith(cut[:-1] + " ")
 
 
+def test_an_uncuttable_prose_statement_is_left_out_with_a_note() -> None:
+    url = "https://example.test/" + "a" * 190
+    result = canonicalize_with_notes(f"Fix the link. It should point to {url}. It must be https.")
+    assert result.requirement.acceptance_criteria == ["It must be https"]
+    assert len(result.notes) == 1
+    assert "PREDICATE_MAX_CHARS=200" in result.notes[0]
+
+
+def test_an_uncuttable_heading_item_is_refused() -> None:
+    with pytest.raises(InputError) as exc:
+        canonicalize(f"Fix it.\n\n## Acceptance criteria\n\n- links to https://x.test/{'a' * 190}")
+    assert exc.value.cap == f"PREDICATE_MAX_CHARS={caps.PREDICATE_MAX_CHARS}"
+
+
 def test_a_test_id_over_the_predicate_cap_is_refused_not_cut() -> None:
     node = "tests/test_a.py::test_" + "b" * caps.PREDICATE_MAX_CHARS
     with pytest.raises(InputError) as exc:
