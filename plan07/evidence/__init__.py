@@ -4,7 +4,8 @@ repository (recon, impact, soft-rank, localization), and cut it to a neighbourho
 Public API (design.md, the agreed interfaces): `load_evidence(path)`, `build_evidence(repo, *,
 request, seeds, depth)`, `neighbourhood(evidence, seeds, hops)`; and the pieces they are made of.
 Module map: graph (neighbourhood, pure) · load, db (bundle / recon.db I/O) · files, recon (read a
-tree) · facts, parse, resolve (ast -> recon graph, pure) · impact (pure) · softrank · build.
+tree) · facts, syntax, parse, resolve (ast -> recon graph, pure) · impact (pure) · softrank ·
+build.
 """
 
 from __future__ import annotations

@@ -9,10 +9,19 @@ from __future__ import annotations
 import ast
 import posixpath
 
-from plan07.caps import FIELD_MAX_CHARS
 from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
+from plan07.evidence.syntax import (
+    Scope,
+    chain_of,
+    class_signature,
+    first_doc_line,
+    func_signature,
+    simple_type,
+    statements,
+    type_chains,
+    walk,
+)
 
-Scope = ast.FunctionDef | ast.AsyncFunctionDef
 # Class markers recognised at parse time; resolve also follows in-repo inheritance.
 STRUCT_BASES = {"BaseModel", "TypedDict", "NamedTuple", "BaseSettings", "Schema"}
 STRUCT_DECORATORS = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclasses"}
@@ -23,81 +32,9 @@ DJANGO_OPS = {
 }
 
 
-def clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= FIELD_MAX_CHARS else text[: FIELD_MAX_CHARS - 1] + "…"
-
-
-def chain_of(expr: ast.expr) -> Chain | None:
-    """`a.b.c` -> ("a", "b", "c"); `super().m` -> ("super", "m"); `A(...).m` -> ("A", "m")."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-    elif isinstance(expr, ast.Call) and parts:
-        if isinstance(expr.func, ast.Name) and expr.func.id == "super":
-            parts.append("super")
-        else:  # `A(...).m`: resolution keeps it only when A is a class that has m
-            inner = chain_of(expr.func)
-            if inner is None:
-                return None
-            parts.extend(reversed(inner))
-    else:
-        return None
-    return tuple(reversed(parts))
-
-
-def type_chains(ann: ast.expr | None) -> list[Chain]:
-    """Every dotted name inside an annotation, string annotations included."""
-    if ann is None:
-        return []
-    if isinstance(ann, ast.Name | ast.Attribute):
-        c = chain_of(ann)
-        if c is not None:
-            return [c]
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            return type_chains(ast.parse(ann.value, mode="eval").body)
-        except SyntaxError:
-            return []
-    return [c for child in ast.iter_child_nodes(ann) for c in type_chains(child)]  # type: ignore[arg-type]
-
-
-def simple_type(ann: ast.expr | None) -> Chain | None:
-    """The one class an annotation names (`T`, `mod.T`, `Optional[T]`, `T | None`), else None."""
-    if ann is None:
-        return None
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            return simple_type(ast.parse(ann.value, mode="eval").body)
-        except SyntaxError:
-            return None
-    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-        sides = [s for s in (ann.left, ann.right) if not _is_none(s)]
-        return simple_type(sides[0]) if len(sides) == 1 else None
-    optional = {("Optional",), ("typing", "Optional")}
-    if isinstance(ann, ast.Subscript) and chain_of(ann.value) in optional:
-        return simple_type(ann.slice)
-    if isinstance(ann, ast.Name | ast.Attribute):
-        return chain_of(ann)
-    return None
-
-
-def _is_none(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and e.value is None
-
-
 def _call_ref(call: ast.Call, chain: Chain) -> CallRef:
     kws = tuple(k.arg or "**" for k in call.keywords)
     return CallRef(chain, sum(not isinstance(a, ast.Starred) for a in call.args), kws)
-
-
-def _first_doc_line(node: ast.AST) -> str:
-    assert isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-    doc = ast.get_docstring(node, clean=True) or ""
-    return clip(doc.strip().splitlines()[0]) if doc.strip() else ""
 
 
 def module_name(file: str) -> tuple[str, bool]:
@@ -123,7 +60,7 @@ def parse_module(source: str, file: str) -> ModuleFacts:
     tree = ast.parse(source, filename=file)
     name, is_package = module_name(file)
     mf = ModuleFacts(name=name, file=file, is_package=is_package, is_test_file=is_test_file(file))
-    mf.doc = _first_doc_line(tree)
+    mf.doc = first_doc_line(tree)
     _imports(tree, mf)
     dirs = file.split("/")[:-1]
     if "migrations" in dirs and not is_package:
@@ -133,46 +70,6 @@ def parse_module(source: str, file: str) -> ModuleFacts:
         mf.kind = "migration"  # Alembic: <env>/versions/<rev>_x.py
     _Walker(mf).body(tree.body, prefix="", cls=None)
     return mf
-
-
-# Nodes with no child worth visiting: skipping them is most of walk()'s speed on data-heavy files.
-_LEAVES = (ast.Constant, ast.Name, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop,
-           ast.boolop, ast.alias)
-
-
-def walk(node: ast.AST, keep: type | tuple[type, ...]) -> list[ast.AST]:
-    """The nodes of type `keep` under `node` (itself included), in no particular order; several
-    times faster than filtering `ast.walk`, which recon spends most of its time in otherwise."""
-    out: list[ast.AST] = []
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, keep):
-            out.append(n)
-        for f in n._fields:
-            v = getattr(n, f, None)
-            if v.__class__ is list:
-                todo.extend(x for x in v if isinstance(x, ast.AST) and not isinstance(x, _LEAVES))
-            elif isinstance(v, ast.AST) and not isinstance(v, _LEAVES):
-                todo.append(v)
-    return out
-
-
-def statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Every statement in `body`, nested blocks (functions, classes, if/try/with/match) included,
-    without descending into expressions."""
-    out: list[ast.stmt] = []
-    todo = list(reversed(body))
-    while todo:
-        st = todo.pop()
-        out.append(st)
-        for f in ("body", "orelse", "finalbody"):
-            todo.extend(reversed(getattr(st, f, None) or []))
-        for h in getattr(st, "handlers", None) or []:
-            todo.extend(reversed(h.body))
-        for c in getattr(st, "cases", None) or []:
-            todo.extend(reversed(c.body))
-    return out
 
 
 def _imports(tree: ast.Module, mf: ModuleFacts) -> None:
@@ -277,12 +174,12 @@ class _Walker:
         struct = any(b[-1] in STRUCT_BASES for b in bases) or any(
             d[-1] in STRUCT_DECORATORS or d[0] in {"attr", "attrs"} for d in decos)
         test = self.mf.is_test_file and node.name.startswith("Test") and outer is None
-        d = Def(qual, "test" if test else "class", node.lineno, "", _first_doc_line(node),
+        d = Def(qual, "test" if test else "class", node.lineno, "", first_doc_line(node),
                 bases=bases, decorators=decos, structured=struct)
         self.mf.defs.append(d)
         self.body(node.body, prefix=qual + ".", cls=d)
-        d.signature = _class_signature(node, fields=False)
-        d.field_signature = _class_signature(node, fields=True)
+        d.signature = class_signature(node, fields=False)
+        d.field_signature = class_signature(node, fields=True)
         if d.field_signature == d.signature:
             d.field_signature = ""
         fields = [s for s in node.body if isinstance(s, ast.AnnAssign)]
@@ -297,8 +194,8 @@ class _Walker:
         kind = "test" if test else ("method" if method else "function")
         a = node.args
         params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
-        d = Def(f"{prefix}{node.name}", kind, node.lineno, _func_signature(node),
-                _first_doc_line(node), decorators=decos, params=params,
+        d = Def(f"{prefix}{node.name}", kind, node.lineno, func_signature(node),
+                first_doc_line(node), decorators=decos, params=params,
                 defaults=len(a.defaults) + sum(x is not None for x in a.kw_defaults))
         for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
             d.annotations += type_chains(p.annotation)
@@ -326,51 +223,6 @@ def _heads(st: ast.If | ast.With | ast.AsyncWith) -> list[ast.AST]:
 
 def _deco(d: ast.expr) -> ast.expr:
     return d.func if isinstance(d, ast.Call) else d
-
-
-def _func_signature(node: Scope) -> str:
-    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-    ret = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    return clip(f"{prefix} {node.name}({_render_args(node.args)}){ret}")
-
-
-def _render_args(a: ast.arguments) -> str:
-    """PEP 8 spacing (`x: int = 1`), which `ast.unparse` does not give annotated defaults."""
-
-    def one(p: ast.arg, default: ast.expr | None, star: str = "") -> str:
-        text = star + p.arg + (f": {ast.unparse(p.annotation)}" if p.annotation else "")
-        if default is not None:
-            text += f" = {ast.unparse(default)}" if p.annotation else f"={ast.unparse(default)}"
-        return text
-
-    positional = a.posonlyargs + a.args
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
-    defaults += a.defaults
-    out = [one(p, d) for p, d in zip(positional, defaults, strict=True)]
-    if a.posonlyargs:
-        out.insert(len(a.posonlyargs), "/")
-    if a.vararg:
-        out.append(one(a.vararg, None, "*"))
-    elif a.kwonlyargs:
-        out.append("*")
-    out += [one(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
-    if a.kwarg:
-        out.append(one(a.kwarg, None, "**"))
-    return ", ".join(out)
-
-
-def _class_signature(node: ast.ClassDef, *, fields: bool) -> str:
-    """`class C(Base)`, or for a schema/config type its fields: `class C(timeout: int = 30)`."""
-    if fields:
-        items = []
-        for st in node.body:
-            if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
-                item = f"{st.target.id}: {ast.unparse(st.annotation)}"
-                items.append(item + (f" = {ast.unparse(st.value)}" if st.value else ""))
-        if items:
-            return clip(f"class {node.name}({', '.join(items)})")
-    bases = [ast.unparse(b) for b in node.bases] + [ast.unparse(k) for k in node.keywords]
-    return clip(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}")
 
 
 _SCANNED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension,
