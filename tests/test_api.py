@@ -57,6 +57,12 @@ def make_plan(tmp_path: Path, obligations: list[dict[str, object]] | None = None
                           llm=f"replay:{replay}", state_dir=tmp_path / "state")
 
 
+
+@pytest.fixture(autouse=True)
+def _fast_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The small repos' checks need no pytest plugin; not loading the venv's is ~5x cheaper."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
 @pytest.mark.parametrize(
     ("env", "expected"),
     [({}, "current"), ({"PLAN": ""}, "current"), ({"PLAN": "current"}, "current"),
