@@ -41,9 +41,14 @@ def _console() -> Console:
 
 
 def _open(state: Path | None) -> Planner:
+    """The plan in the state dir; every command loads (and validates) it once, after this."""
+    from plan07 import state as st
     from plan07.api import Planner
 
-    return Planner.open(state)
+    d = st.state_dir(state)
+    if not st.exists(d):
+        st.load(d)  # raises: no plan here, and what to run
+    return Planner(d)
 
 
 # ---------------------------------------------------------------------------------------------
