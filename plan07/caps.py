@@ -48,6 +48,10 @@ MAX_DERIVED_CRITERIA = 4
 # the prompt then says how many lines were left out, so nothing is dropped silently.
 PROMPT_MAX_CHARS = 24_000
 PROMPT_MAX_EVIDENCE_LINES = 200
+# ... and per kind, so one long list (a wide impact DAG) cannot starve the others out.
+PROMPT_MAX_IMPACT_LINES = 60
+PROMPT_MAX_LOCALIZATION_LINES = 20
+PROMPT_MAX_CONTEXT_LINES = 20
 PROMPT_FIELD_MAX_CHARS = 200  # a signature or context summary, cut to one line of this length
 PROMPT_FAILURE_MAX_CHARS = 500  # the failure text of a scoped re-invoke (§3.5), one line
 SCOPED_EVIDENCE_HOPS = 1  # the evidence neighbourhood of a scoped re-invoke's targets (§4)

@@ -123,7 +123,7 @@ def header_only(signature: str) -> str:
 def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
     """Every evidence item as a (tag, record) line, in the spec's order (§4 prompt inputs):
     06 impact (highest confidence first), 05 localization (ranked), 04 context (as retrieved),
-    03 recon nodes then edges (those touching the entities above first, each group sorted)."""
+    03 recon in tiers of relevance (each tier's nodes, then its edges, sorted)."""
     out: list[tuple[str, dict[str, Any]]] = []
     for i in sorted(evidence.impact.edges, key=lambda e: (-e.confidence, e.src, e.dst, e.cause)):
         out.append(("impact", i.model_dump()))
@@ -131,22 +131,40 @@ def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
         out.append(("localization", loc.model_dump()))
     for c in evidence.context:
         out.append(("context", {"entity": c.entity, "summary": one_line(c.summary)}))
-    focus = {e for i in evidence.impact.edges for e in (i.src, i.dst)}
-    focus |= {x.entity for x in evidence.localization} | {c.entity for c in evidence.context}
-    near = set(focus)
+    # 03 recon, most telling first: the localized entities and what encloses them (module,
+    # class), then the other entities above and theirs, then their recon neighbours, then the rest.
+    located = {x.entity for x in evidence.localization}
+    focus = located | {e for i in evidence.impact.edges for e in (i.src, i.dst)}
+    focus |= {c.entity for c in evidence.context}
+    tier: dict[str, int] = {}
+    for rank, group in enumerate((located, focus)):
+        for f in sorted(group):
+            parts = f.split(".")
+            for k in range(1, len(parts) + 1):
+                tier.setdefault(".".join(parts[:k]), rank)
     for e in evidence.recon.edges:
         if e.src in focus or e.dst in focus:
-            near |= {e.src, e.dst}
-    nodes = sorted(evidence.recon.nodes, key=lambda n: (n.id not in near, n.id))
-    for n in nodes:
-        rec = n.model_dump(exclude_none=True)
-        if n.signature is not None:
-            rec["signature"] = header_only(n.signature)
-        out.append(("recon.node", rec))
-    edges = sorted(evidence.recon.edges,
-                   key=lambda e: (e.src not in focus and e.dst not in focus, e.src, e.dst, e.kind))
-    out.extend(("recon.edge", e.model_dump()) for e in edges)
+            tier.setdefault(e.src, 2)
+            tier.setdefault(e.dst, 2)
+    def edge_tier(e: ReconEdge) -> int:
+        return min(tier.get(e.src, 3), tier.get(e.dst, 3))
+
+    for t in range(4):  # each tier's nodes, then the edges that reach that tier
+        for n in sorted((n for n in evidence.recon.nodes if tier.get(n.id, 3) == t),
+                        key=lambda n: n.id):
+            rec = n.model_dump(exclude_none=True)
+            if n.signature is not None:
+                rec["signature"] = header_only(n.signature)
+            out.append(("recon.node", rec))
+        out.extend(("recon.edge", e.model_dump()) for e in sorted(
+            (e for e in evidence.recon.edges if edge_tier(e) == t),
+            key=lambda e: (e.src, e.dst, e.kind)))
     return out
+
+
+_PER_KIND = {"impact": caps.PROMPT_MAX_IMPACT_LINES,
+             "localization": caps.PROMPT_MAX_LOCALIZATION_LINES,
+             "context": caps.PROMPT_MAX_CONTEXT_LINES}
 
 
 def _dumps(obj: Any) -> str:
@@ -162,20 +180,24 @@ def render(
     """The two messages (system, user) and how many evidence lines the bounds left out."""
     head = ["## requirement", _dumps(requirement)]
     tail = ["## scope", _dumps(scope)] if scope is not None else []
-    budget = caps.PROMPT_MAX_CHARS - sum(len(x) + 1 for x in head + tail) - 200
+    budget = caps.PROMPT_MAX_CHARS - sum(len(x) + 1 for x in head + tail) - 300
     body: list[str] = ["## evidence"]
-    omitted = 0
+    kept: dict[str, int] = {}
+    left_out: dict[str, int] = {}
     for tag, rec in lines:
         line = f"{tag} {_dumps(rec)}"
-        if len(body) > caps.PROMPT_MAX_EVIDENCE_LINES or len(line) + 1 > budget:
-            omitted += 1
+        if (len(body) > caps.PROMPT_MAX_EVIDENCE_LINES or len(line) + 1 > budget
+                or kept.get(tag, 0) >= _PER_KIND.get(tag, caps.PROMPT_MAX_EVIDENCE_LINES)):
+            left_out[tag] = left_out.get(tag, 0) + 1
             continue
+        kept[tag] = kept.get(tag, 0) + 1
         body.append(line)
         budget -= len(line) + 1
+    omitted = sum(left_out.values())
     if omitted:
-        body += ["## omitted", _dumps({"evidence_lines": omitted, "caps": [
-            f"PROMPT_MAX_EVIDENCE_LINES={caps.PROMPT_MAX_EVIDENCE_LINES}",
-            f"PROMPT_MAX_CHARS={caps.PROMPT_MAX_CHARS}"]})]
+        body += ["## omitted", _dumps({"evidence_lines": omitted, "by_kind": left_out, "caps": [
+            "PROMPT_MAX_EVIDENCE_LINES", "PROMPT_MAX_CHARS", "PROMPT_MAX_IMPACT_LINES",
+            "PROMPT_MAX_LOCALIZATION_LINES", "PROMPT_MAX_CONTEXT_LINES"]})]
     user = "\n".join(head + body + tail) + "\n"
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}], omitted
 

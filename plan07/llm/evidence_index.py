@@ -1,0 +1,158 @@
+"""Look-ups over an evidence bundle for the builtin decomposer: tests and what they exercise,
+impact edges by source, recon uses, module of an entity, the check that proves a change, and how a
+text names an entity. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from plan07 import caps
+from plan07.model import Evidence, ImpactEdge
+
+REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
+BREAKING_CAUSES = ("sig_change", "schema_change")  # docs/rules.md breaking_cause
+CONSUME_KINDS = ("calls", "imports", "inherits", "uses_type", "reads")  # docs/rules.md consume_kind
+TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$")
+_ARTICLES = {"a", "an", "the"}
+
+
+def cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def pytest_id(entity: str, file: str | None) -> str:
+    """A test entity as a pytest node id (docs/rules.md "Test ids")."""
+    if "::" in entity:
+        return entity
+    if file and file.endswith(".py"):
+        mod = file[:-3].replace("/", ".")
+        if entity.startswith(mod + "."):
+            return f"{file}::{entity[len(mod) + 1:].replace('.', '::')}"
+    parts = entity.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i - 1].startswith("test"):
+            return "/".join(parts[:i]) + ".py::" + "::".join(parts[i:])
+    return entity
+
+
+def edge_line(i: ImpactEdge) -> str:
+    """An impact edge as an obligation's `evidence` string."""
+    return cut(f"06 impact {i.src} -> {i.dst} {i.relation} {i.cause} {i.confidence:.2f}",
+               caps.EVIDENCE_MAX_CHARS)
+
+
+class EvidenceIndex:
+    """Look-ups over the evidence, built once per decomposition."""
+
+    def __init__(self, ev: Evidence) -> None:
+        self.nodes = {n.id: n for n in ev.recon.nodes}
+        self.tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
+        self.test_ids = set(self.tests.values())
+        self.exercised: dict[str, set[str]] = defaultdict(set)  # entity -> pytest ids
+        self.used: dict[str, set[str]] = defaultdict(set)  # entity -> what it consumes
+        for e in ev.recon.edges:
+            if e.src in self.tests and e.kind in ("tests", "calls"):
+                self.exercised[e.dst].add(self.tests[e.src])
+            if e.kind in CONSUME_KINDS:
+                self.used[e.src].add(e.dst)
+        self.out: dict[str, list[ImpactEdge]] = defaultdict(list)  # by src, strongest first
+        for i in sorted(ev.impact.edges, key=lambda i: (-i.confidence, i.dst)):
+            self.out[i.src].append(i)
+
+    def is_test(self, e: str) -> bool:
+        """A test, or anything inside a test module."""
+        n = self.nodes.get(e)
+        path = n.file if n is not None and n.file else e.replace(".", "/")
+        return e in self.tests or "::" in e or bool(TEST_PATH.search(path))
+
+    def consumer(self, e: str) -> bool:
+        """An entity a changed definition can break: not a test, not a module (an import of a
+        widened name keeps working)."""
+        n = self.nodes.get(e)
+        return not self.is_test(e) and not (n is not None and n.kind == "module")
+
+    def uses(self, b: str, a: str) -> bool:
+        """B (or a member of B) calls / imports / inherits / uses the type of / reads A."""
+        return any(a in self.used.get(x, ()) for x in self.used if x == b or x.startswith(b + "."))
+
+    def test_entity(self, test: str, default: str) -> str:
+        """The evidence's own id for the test `test` (a pytest id), else `default`."""
+        return next((k for k, v in self.tests.items() if v == test),
+                    test if "::" in test else default)
+
+    def module(self, e: str) -> str | None:
+        n = self.nodes.get(e)
+        if n is not None and n.file and n.file.endswith(".py"):
+            mod = n.file[:-3].replace("/", ".")
+            return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+        parts = e.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            m = ".".join(parts[:i])
+            if m in self.nodes and self.nodes[m].kind == "module":
+                return m
+        return None
+
+    def check(self, entities: list[str]) -> str:
+        """The validation for a change to `entities`: their existing tests (one node id, one
+        file, or the common folder), else an import of their module, else `compile`."""
+        tests = sorted({t for e in entities for t in self.exercised.get(e, ())})
+        if len(tests) == 1:
+            return tests[0]
+        if tests:
+            files = sorted({t.split("::")[0] for t in tests})
+            if len(files) == 1:
+                return f"pytest:{files[0]}"
+            common = files[0].rsplit("/", 1)[0] if "/" in files[0] else "."
+            return f"pytest:{common}" if all(f.startswith(common + "/") for f in files) else \
+                f"pytest:{files[0].split('/')[0]}"
+        mod = next((m for m in (self.module(e) for e in entities) if m), None)
+        return f"import:{mod}" if mod else "compile"
+
+    def test_file(self, order: list[str], text: str) -> str:
+        """Where a derived test goes: the test file of the changed entities whose name `text`
+        speaks of most (`test_config.py` for "configuration"), else the first one's."""
+        files = [f for e in order for f in sorted({t.split("::")[0]
+                                                   for t in self.exercised.get(e, ())})]
+        ws = words(text)
+
+        def score(f: str) -> int:
+            stems = {w for w in words(f.rsplit("/", 1)[-1][:-3]) if len(w) >= 4}
+            return sum(1 for w in ws if any(w.startswith(s) for s in stems))
+
+        if files:
+            return max(dict.fromkeys(files), key=lambda f: (score(f), -files.index(f)))
+        mod = next((m for m in (self.module(e) for e in order) if m), "module")
+        return f"tests/test_{mod.rsplit('.', 1)[-1]}.py"
+
+
+def names(entity: str) -> set[str]:
+    """The names by which a text can name an entity: each dotted suffix (`SessionManager.load`,
+    `load`), the last part only when 3 chars or more."""
+    parts = [p for p in re.split(r"[.:/]+", entity) if p]
+    out = {".".join(parts[-k:]) for k in range(2, len(parts) + 1)}
+    return out | ({parts[-1]} if parts and len(parts[-1]) >= 3 else set())
+
+
+def named(text: str, entity: str) -> bool:
+    """`text` names `entity`, not inside a longer dotted name (`plan07.schema.parse` does not
+    name `decompose.parse`)."""
+    return any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", text) for n in names(entity))
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower())) - {"test", "tests", "py"}
+
+
+def best_tests(text: str, tests: set[str]) -> list[str]:
+    """The tests whose names share the most words with `text` (none if no word is shared)."""
+    scored = [(len(words(text) & words(t.split("::")[-1])), t) for t in tests]
+    top = max((n for n, _ in scored), default=0)
+    return sorted(t for n, t in scored if n == top and n > 0)
+
+
+def slug(text: str) -> str:
+    """A test name from a criterion: its words, articles dropped, at most 40 chars."""
+    ws = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _ARTICLES]
+    return cut("_".join(ws), 40).rstrip("_…") or "criterion"
