@@ -146,6 +146,21 @@ def test_prompt_is_bounded_and_says_what_it_left_out() -> None:
     assert len(payload.evidence.impact.edges) == len(ev.impact.edges)
 
 
+def test_a_wide_impact_dag_does_not_starve_the_other_kinds() -> None:
+    req, ev = load(FIXTURE)
+    data = ev.model_dump()
+    data["impact"]["edges"] += [
+        {"src": "pkg.auth.SessionConfig", "dst": f"pkg.gen.consumer_{i}", "relation": "CalledBy",
+         "cause": "sig_change", "confidence": 0.95} for i in range(500)]
+    payload = read(assemble(req, Evidence.model_validate(data)))
+    assert len(payload.evidence.impact.edges) == caps.PROMPT_MAX_IMPACT_LINES
+    assert len(payload.evidence.localization) == len(ev.localization)
+    assert len(payload.evidence.context) == len(ev.context)
+    # the localized entities' own recon nodes come before the other recon lines
+    assert {"pkg.auth.SessionConfig", "pkg.auth.SessionManager.load", "pkg.auth"} <= {
+        n.id for n in payload.evidence.recon.nodes}
+
+
 @pytest.mark.parametrize(("sig", "header"), [
     ("def f(x): return x", "def f(x)"),
     ("def f(x: dict[str, int] = {'a': 1}) -> int: return 1",
