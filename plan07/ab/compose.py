@@ -92,7 +92,7 @@ def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component]
     for ci, p in listed:
         oid = ids[(ci, p.key)]
         deps = [ids[(ci, d)] for d in p.deps]
-        ob = Obligation(id=oid, target_entity=p.target, obligation=p.verb,  # type: ignore[arg-type]
+        ob = Obligation(id=oid, target_entity=p.target, obligation=p.verb,
                         caused_by=p.caused_by[:500], dependencies=deps, evidence=p.evidence[:200],
                         status="blocked" if deps else "ready", validation=p.validation)
         steps.append(GoldStep(ob, p.edit, variants[oid]))

@@ -36,7 +36,7 @@ def cost_of(r: dict[str, Any], price: tuple[float, float]) -> float:
     pin, pout = price
     prompt = r["prompt_tokens"] + r["plan_prompt_tokens"]
     completion = r["completion_tokens"] + r["plan_completion_tokens"]
-    return (prompt * pin + completion * pout) / 1e6
+    return float(prompt * pin + completion * pout) / 1e6
 
 
 def per_run(rows: Sequence[dict[str, Any]], price: tuple[float, float]) -> dict[str, float]:

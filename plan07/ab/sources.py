@@ -43,7 +43,7 @@ def _evidence(files: dict[str, str], request: str) -> Evidence:
 
 
 def _ob(oid: str, target: str, verb: str, cause: str, deps: list[str], check: str) -> Obligation:
-    return Obligation(id=oid, target_entity=target, obligation=verb,  # type: ignore[arg-type]
+    return Obligation(id=oid, target_entity=target, obligation=verb,
                       caused_by=cause, dependencies=deps, evidence="example gold decomposition",
                       status="blocked" if deps else "ready", validation=check)
 
@@ -147,7 +147,8 @@ def swebench_task(inst: dict[str, Any], line: int, snapshots: Path) -> Task:
                 (Path(d) / f).write_text(text, "utf-8")
         _apply(Path(d), inst["patch"], where)
         new = {f: (Path(d) / f).read_text("utf-8") for f in old if (Path(d) / f).exists()}
-    steps, prev = [], []
+    steps: list[GoldStep] = []
+    prev: list[str] = []
     files = list(new)
     for k, f in enumerate(files):
         oid = f"O{k + 1}"
