@@ -99,6 +99,10 @@ def load(d: Path) -> PlanArtifact:
 def dumps(artifact: PlanArtifact) -> str:
     """The on-disk text: one top-level key per line, one list item per line (diffable, compact)."""
     data = artifact.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for node in data["nodes"]:  # composite-only fields, absent on a plain §3.7 node
+        if not node.get("cycle_collapsed"):
+            node.pop("cycle_collapsed", None)
+            node.pop("members", None)
     lines = []
     for key, value in data.items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
