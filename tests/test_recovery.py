@@ -30,9 +30,9 @@ CONFIG = "sessions.config.SessionConfig"
 
 @pytest.fixture(autouse=True)
 def _lean_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The checks run pytest in the example repo with this venv, whose hypothesis plugin costs
-    # seconds per run under load; the example has no hypothesis tests. Speed only, no behaviour.
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
+    # The checks run pytest in the example repo with this venv, whose plugins (hypothesis, xdist,
+    # timeout) cost seconds per run; the example needs none of them. Speed only, no behaviour.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 class ScriptedClient:

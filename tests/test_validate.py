@@ -29,6 +29,13 @@ def node(i: str, validation: str = "compile", deps: list[str] | None = None,
                     validation=validation, state=state)  # type: ignore[arg-type]
 
 
+@pytest.fixture(autouse=True)
+def _lean_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The checks run pytest with this venv; its plugins (hypothesis, xdist, timeout) cost seconds
+    # per run and the fixture repo needs none of them. Speed only, no behaviour.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     r = tmp_path / "repo"
