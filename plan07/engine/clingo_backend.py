@@ -36,10 +36,16 @@ def translate(program: Program) -> str:
 
 
 def _facts_text(facts: Facts, arities: dict[str, int]) -> str:
-    return "\n".join(
-        f"{rel}({','.join(_const(v) for v in t)})."
-        for rel, ts in facts.items() if rel in arities for t in ts
-    )
+    memo: dict[object, str] = {}
+
+    def const(v: object) -> str:
+        text = memo.get(v)
+        if text is None:
+            text = memo[v] = _const(v)
+        return text
+
+    return "\n".join(f"{rel}({','.join(map(const, t))})."
+                     for rel, ts in facts.items() if rel in arities for t in ts)
 
 
 _ARG = re.compile(r'"((?:\\.|[^"\\])*)"|(-?[0-9]+)|([^,()"]+)')
