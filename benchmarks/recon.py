@@ -50,15 +50,15 @@ def timed(fn, repeat: int) -> tuple[float, object]:  # type: ignore[no-untyped-d
     return statistics.median(times), out
 
 
-def cpu_timed(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    """Median CPU seconds of this process: what a run costs when it has a core to itself (wall
-    time on a shared machine also counts the time other processes held the CPU)."""
+def cpu_timed(fn, repeat: int, best_of: int = 0) -> float:  # type: ignore[no-untyped-def]
+    """Median CPU seconds of this process (or the best of `best_of` runs): what a run costs when
+    it has a core to itself (wall time on a shared machine also counts other processes' turns)."""
     times = []
-    for _ in range(repeat):
+    for _ in range(best_of or repeat):
         t = time.process_time()
         fn()
         times.append(time.process_time() - t)
-    return statistics.median(times)
+    return min(times) if best_of else statistics.median(times)
 
 
 def synthetic(n_edges: int) -> Evidence:
@@ -98,6 +98,7 @@ def main(argv: list[str]) -> int:
         n_files = len({n.file for n in res.nodes})  # type: ignore[attr-defined]
         fps = n_files / secs
         cpu = cpu_timed(lambda: recon(root, workers=1), args.repeat)
+        best = cpu_timed(lambda: recon(root, workers=1), 1, best_of=args.repeat)
         sources = [p.read_bytes() for p in py]
         floor = cpu_timed(lambda: [ast.parse(src) for src in sources], args.repeat)
         workers = auto_workers(n_files)
@@ -115,7 +116,9 @@ def main(argv: list[str]) -> int:
              f"{fps / FILES_PER_S_TARGET:.2f}x target {FILES_PER_S_TARGET:.0f} files/s"),
             ("recon, 1 process, CPU time (process_time)", f"{cpu:.2f} s",
              f"{n_files / cpu:.0f} files/s", f"{n_files / cpu / FILES_PER_S_TARGET:.2f}x target"),
-            ("  of which the floor: ast.parse alone, CPU time", f"{floor:.2f} s",
+            ("recon, 1 process, CPU time, best run", f"{best:.2f} s",
+             f"{n_files / best:.0f} files/s", f"{n_files / best / FILES_PER_S_TARGET:.2f}x target"),
+            ("  the floor: ast.parse alone (all trees kept), CPU time", f"{floor:.2f} s",
              f"{len(py) / floor:.0f} files/s", ""),
             (f"recon, default ({workers} parser processes), wall", f"{par:.2f} s",
              f"{n_files / par:.0f} files/s", f"{n_files / par / FILES_PER_S_TARGET:.2f}x target"),

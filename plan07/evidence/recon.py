@@ -5,6 +5,7 @@ pure parse and resolve modules.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -23,6 +24,20 @@ MAX_WORKERS = 8
 
 
 def _parse_files(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
+    # ASTs and facts hold no reference cycles: refcounting frees them, and pausing the cycle
+    # collector saves ~10% (it would otherwise rescan every live object as nodes pile up). Only
+    # when no other thread runs, so the pause never reaches code that is not ours.
+    pause = threading.active_count() == 1 and gc.isenabled()
+    if pause:
+        gc.disable()
+    try:
+        return _parse_each(repo, rels)
+    finally:
+        if pause:
+            gc.enable()
+
+
+def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
     modules: list[ModuleFacts] = []
     warnings: list[str] = []
     for rel in rels:
