@@ -48,9 +48,7 @@ class FactSet:
 
     def add(self, relation: str, args: Tuple_, source: str) -> None:
         self.facts.setdefault(relation, set()).add(args)
-        src = self.sources.setdefault((relation, args), [])
-        if source not in src:
-            src.append(source)
+        self.sources.setdefault((relation, args), []).append(source)  # explain de-duplicates
 
 
 def normalize_test(ident: str, file: str | None = None) -> str | None:
@@ -91,36 +89,36 @@ def check_caps(obligations: Sequence[Obligation]) -> None:
                              cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
 
 
-def _neighbourhood(evidence: Evidence, seeds: list[str]) -> Evidence:
-    from plan07.evidence import neighbourhood
+def _near(evidence: Evidence, seeds: list[str]) -> set[str]:
+    """The entities of the recon/impact neighbourhood of the seeds: exactly the entity set of
+    plan07.evidence.neighbourhood(evidence, seeds, hops), without building a second bundle."""
+    from plan07.evidence import reach
 
-    return neighbourhood(evidence, seeds, NEIGHBOURHOOD_HOPS)
+    return reach(evidence, seeds, NEIGHBOURHOOD_HOPS)
 
 
 def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> FactSet:
-    """The input facts of docs/rules.md, each remembering its source."""
+    """The input facts of docs/rules.md, each remembering its source (indices are positions in
+    the evidence bundle as given)."""
     from plan07.validate import classify
 
     fs = FactSet()
-    near = _neighbourhood(evidence, sorted({o.target_entity for o in obligations}))
-    node_index = {n.id: i for i, n in enumerate(evidence.recon.nodes)}
+    keep = _near(evidence, sorted({o.target_entity for o in obligations}))
     test_nodes: dict[str, str] = {}  # normalized test id -> source
-    for i, n in enumerate(evidence.recon.nodes):  # every test, not only the neighbourhood's
-        if n.kind == "test":
+    for i, n in enumerate(evidence.recon.nodes):
+        if n.id in keep:
+            fs.add("entity", (n.id, n.kind), f"evidence recon node #{i}")
+        if n.kind == "test":  # every test, not only the neighbourhood's: test_exists(T)
             t = normalize_test(n.id, n.file)
             if t:
                 test_nodes.setdefault(t, f"evidence recon node #{i} ({n.id})")
-    for n in near.recon.nodes:
-        fs.add("entity", (n.id, n.kind), f"evidence recon node #{node_index.get(n.id, '?')}")
-    edge_index = {(e.src, e.dst, e.kind): i for i, e in enumerate(evidence.recon.edges)}
-    for e in near.recon.edges:
-        fs.add("edge", (e.src, e.dst, e.kind),
-               f"evidence recon edge #{edge_index.get((e.src, e.dst, e.kind), '?')}")
-    imp_index = {(i.src, i.dst, i.cause): k for k, i in enumerate(evidence.impact.edges)}
-    for ie in near.impact.edges:
-        fs.add("impact", (ie.src, ie.dst, ie.cause),
-               f"evidence impact edge #{imp_index.get((ie.src, ie.dst, ie.cause), '?')} "
-               f"({ie.relation}, {ie.cause})")
+    for i, e in enumerate(evidence.recon.edges):
+        if e.src in keep and e.dst in keep:
+            fs.add("edge", (e.src, e.dst, e.kind), f"evidence recon edge #{i}")
+    for i, ie in enumerate(evidence.impact.edges):
+        if ie.src in keep and ie.dst in keep:
+            fs.add("impact", (ie.src, ie.dst, ie.cause),
+                   f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
     for o in obligations:
         _obligation_facts(fs, o, classify(o.validation), test_nodes)
     return fs

@@ -46,7 +46,8 @@ def prove(program: Program, best: Mapping[Key, Derivation], sources: Sources, ke
     """The minimal-height proof tree of `key` (which must be in the model)."""
     d = best[key]
     if d.rule is None:
-        return ProofNode(atom=show(key), kind="fact", sources=list(sources.get(key, [])))
+        return ProofNode(atom=show(key), kind="fact",
+                         sources=list(dict.fromkeys(sources.get(key, []))))
     if d.rule.is_fact:
         return ProofNode(atom=show(key), kind="fact", rule=d.rule.rule_id,
                          location=location(program, d.rule),
