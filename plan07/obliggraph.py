@@ -3,7 +3,8 @@
 reading the rule file once).
 
 The fact vocabulary is docs/rules.md. Only the recon/impact neighbourhood of the obligations'
-targets is loaded (plan07.evidence.neighbourhood), so a large repository does not load every fact.
+targets is loaded (the entity set of plan07.evidence.neighbourhood, via its `reach`), so a large
+repository does not load every fact.
 """
 
 from __future__ import annotations
