@@ -12,25 +12,38 @@ LABELS = {"retry_tokens": "retry tokens / task", "consistency": "temporal consis
           "resolve_rate": "resolve rate", "tokens": "tokens / task", "cost": "$ / task"}
 
 
-def _fmt(m: str, s: dict[str, float]) -> str:
-    if m in ("consistency", "resolve_rate"):
-        return f"{s['mean']:.3f} ± {s['std']:.3f}"
-    if m == "cost":
-        return f"{s['mean']:.6f} ± {s['std']:.6f}"
-    return f"{s['mean']:.1f} ± {s['std']:.1f}"
+def _fmt(m: str, s: dict[str, float], std: bool = True) -> str:
+    digits = 3 if m in ("consistency", "resolve_rate") else 6 if m == "cost" else 1
+    out = f"{s['mean']:.{digits}f}"
+    return f"{out} ± {s['std']:.{digits}f}" if std else out
 
 
-def _table(agg: dict[str, Any]) -> list[str]:
+def _table(agg: dict[str, Any], std: bool = True) -> list[str]:
     cols = list(LABELS)
     out = ["| strategy | " + " | ".join(LABELS[c] for c in cols) + " |",
            "|---|" + "---|" * len(cols)]
     for s, ms in agg.items():
-        out.append(f"| {s} | " + " | ".join(_fmt(c, ms[c]) for c in cols) + " |")
+        out.append(f"| {s} | " + " | ".join(_fmt(c, ms[c], std) for c in cols) + " |")
     return out
 
 
 def _pct(x: float) -> str:
     return "n/a" if math.isinf(x) else f"{x * 100:+.1f} %"
+
+
+def _split(res: dict[str, Any]) -> list[str]:
+    """Where each strategy's retry tokens went: re-executed edits vs re-planning calls."""
+    out = []
+    for s in res["aggregate"]:
+        rows = [r for r in res["rows"] if r["strategy"] == s]
+        total = sum(r["retry_tokens"] for r in rows)
+        plan = sum(r.get("retry_plan_tokens", 0) for r in rows)
+        if total:
+            out.append(f"- {s}: {total / len(rows):.1f} retry tokens / task = "
+                       f"{(total - plan) / len(rows):.1f} re-executing obligations + "
+                       f"{plan / len(rows):.1f} re-planning calls; "
+                       f"{sum(r['retry_calls'] for r in rows)} retry calls in all.")
+    return [*out, ""] if out else []
 
 
 def markdown(res: dict[str, Any], command: str) -> str:
@@ -43,9 +56,10 @@ def markdown(res: dict[str, Any], command: str) -> str:
         + (f"p_first={c['faults']['p_first']}, p_again={c['faults']['p_again']}"
            if c["faults"]["enabled"] else "off")
         + f"; tokens: {res['tokenizer']}; price ${c['price'][0]}/${c['price'][1]} per 1M "
-        "in/out tokens. Mean ± std over runs.", "",
-        "## Metrics", "", *_table(res["aggregate"]), "",
-    ]
+        "in/out tokens. "
+        + ("Mean ± std over runs." if c["runs"] > 1 else "One run: means, no std."), "",
+        "## Metrics", "", *_table(res["aggregate"], c["runs"] > 1), "",
+        *_split(res), ]
     if "decision" in res:
         d = res["decision"]
         lines += ["## Decision (§7.4)", "",
@@ -60,7 +74,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
     if "ablation" in res:
         a = res["ablation"]
         lines += [f"## Ablation (§7.5), on the first {a['tasks']} tasks", "",
-                  *_table(a["aggregate"]), "",
+                  *_table(a["aggregate"], c["runs"] > 1), "",
                   "| mechanism removed | Δ retry | Δ consistency | Δ resolve | Δ tokens | "
                   "Δ cost | verdict |", "|---|---|---|---|---|---|---|"]
         for v in a["verdicts"]:
@@ -89,8 +103,8 @@ def chart(res: dict[str, Any], path: Path) -> None:
     names = list(agg)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for ax, m in zip(axes, ("retry_tokens", "consistency"), strict=True):
-        ax.bar(names, [agg[s][m]["mean"] for s in names],
-               yerr=[agg[s][m]["std"] for s in names], capsize=6,
+        errs = [agg[s][m]["std"] for s in names] if res["config"]["runs"] > 1 else None
+        ax.bar(names, [agg[s][m]["mean"] for s in names], yerr=errs, capsize=6,
                color=["#999999", "#c58b3c", "#3c7fc5"][: len(names)])
         ax.set_title(LABELS[m])
         if m == "consistency":
