@@ -19,8 +19,9 @@ from plan07.evidence.files import python_files
 from plan07.evidence.parse import parse_module
 from plan07.evidence.resolve import ReconResult, build_recon
 
-FILES_PER_WORKER = 32  # below this many files per process, forking costs more than it saves
+FILES_PER_WORKER = 64  # below this many files per process, forking costs more than it saves
 MAX_WORKERS = 8
+MIN_CPUS = 4
 
 
 def _parse_files(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
@@ -53,11 +54,15 @@ def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[st
 
 
 def auto_workers(n_files: int) -> int:
-    """Parser processes for `n_files`: one per FILES_PER_WORKER files, at most one per CPU; 1 (no
-    fork) when this process runs other threads, since forking a threaded process is unsafe."""
-    if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+    """Parser processes for `n_files`: one per FILES_PER_WORKER files, at most one per CPU, and
+    none below MIN_CPUS (measured on 2 busy CPUs: 2 processes were slower than 1, the facts
+    pickled back cost more than the parse saved); 1 (no fork) when this process runs other
+    threads, since forking a threaded process is unsafe."""
+    cpus = os.cpu_count() or 1
+    if (cpus < MIN_CPUS or threading.active_count() > 1
+            or "fork" not in multiprocessing.get_all_start_methods()):
         return 1
-    return max(1, min(os.cpu_count() or 1, MAX_WORKERS, n_files // FILES_PER_WORKER))
+    return max(1, min(cpus, MAX_WORKERS, n_files // FILES_PER_WORKER))
 
 
 def read_modules(repo: Path, *, workers: int | None = None) -> tuple[list[ModuleFacts], list[str]]:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 from plan07.caps import ENTITY_MAX_CHARS
 from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
-from plan07.model import ReconEdge, ReconNode
+from plan07.model import EdgeKind, NodeKind, ReconEdge, ReconNode
 
 CLASSLIKE = {"class", "schema", "config", "test"}
 CONFIG_SUFFIXES = ("Config", "Settings", "Options", "Conf")
@@ -191,7 +192,7 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
             edges.add((src, dst, kind))
 
     for name, m in ix.modules.items():
-        out.nodes.append(ReconNode(id=name, kind=m.kind, file=m.file, line=1))
+        out.nodes.append(_node(name, m.kind, m.file, 1, None))
         if m.doc:
             out.docs[name] = m.doc
         for imp in m.imports:
@@ -207,8 +208,7 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
         kind = ix.kind[eid]
         fields = kind in ("schema", "config") and d.field_signature
         sig = d.field_signature if fields else d.signature
-        out.nodes.append(ReconNode(id=eid, kind=kind, file=m.file, line=d.line,
-                                   signature=sig or None))
+        out.nodes.append(_node(eid, kind, m.file, d.line, sig or None))
         if d.doc:
             out.docs[eid] = d.doc
         parent = eid.rpartition(".")[0]
@@ -224,8 +224,12 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
         _calls(ix, out, add, eid, m, cls, d.calls, test=kind == "test")
         _arity(ix, out, eid, d)
     out.nodes.sort(key=lambda n: n.id)
-    out.edges = [ReconEdge(src=s, dst=t, kind=k) for s, t, k in sorted(edges)]
+    out.edges = [ReconEdge(src=s, dst=t, kind=cast(EdgeKind, k)) for s, t, k in sorted(edges)]
     return out
+
+
+def _node(eid: str, kind: str, file: str, line: int, signature: str | None) -> ReconNode:
+    return ReconNode(id=eid, kind=cast(NodeKind, kind), file=file, line=line, signature=signature)
 
 
 def _calls(ix: _Index, out: ReconResult, add: Callable[[str, str | None, str], None], src: str,

@@ -5,11 +5,16 @@ docstring rendering. Pure.
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from plan07.caps import FIELD_MAX_CHARS
 from plan07.evidence.facts import Chain
 
 Scope = ast.FunctionDef | ast.AsyncFunctionDef
+T = TypeVar("T")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def clip(text: str) -> str:
@@ -39,30 +44,47 @@ def chain_of(expr: ast.expr) -> Chain | None:
 
 
 def type_chains(ann: ast.expr | None) -> list[Chain]:
-    """Every dotted name inside an annotation, string annotations included."""
+    """Every dotted name inside an annotation, string annotations included (not the values of a
+    `Literal[...]`, which are data)."""
     if ann is None:
         return []
     if isinstance(ann, ast.Name | ast.Attribute):
         c = chain_of(ann)
         if c is not None:
             return [c]
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            return type_chains(ast.parse(ann.value, mode="eval").body)
-        except SyntaxError:
-            return []
+    if isinstance(ann, ast.Constant):
+        return _string_annotation(ann.value, type_chains) or []
+    if isinstance(ann, ast.Subscript) and (c := chain_of(ann.value)) and c[-1] == "Literal":
+        return [c]
     return [c for child in ast.iter_child_nodes(ann) for c in type_chains(child)]  # type: ignore[arg-type]
+
+
+def _string_annotation(value: object, then: Callable[[ast.expr], T]) -> T | None:
+    """A forward reference `"Foo"` / `"pkg.Foo | None"` read as the expression it spells; a
+    plain dotted name skips the parser (most are, and a parse per string is most of the cost)."""
+    if not isinstance(value, str) or not value:
+        return None
+    if _DOTTED.fullmatch(value):
+        node: ast.expr = ast.Name(id=value) if "." not in value else ast.Attribute(
+            value=_dotted_expr(value.rpartition(".")[0]), attr=value.rpartition(".")[2])
+        return then(node)
+    try:
+        return then(ast.parse(value, mode="eval").body)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _dotted_expr(name: str) -> ast.expr:
+    head, _, last = name.rpartition(".")
+    return ast.Attribute(value=_dotted_expr(head), attr=last) if head else ast.Name(id=last)
 
 
 def simple_type(ann: ast.expr | None) -> Chain | None:
     """The one class an annotation names (`T`, `mod.T`, `Optional[T]`, `T | None`), else None."""
     if ann is None:
         return None
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            return simple_type(ast.parse(ann.value, mode="eval").body)
-        except SyntaxError:
-            return None
+    if isinstance(ann, ast.Constant):
+        return _string_annotation(ann.value, simple_type)
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
         sides = [s for s in (ann.left, ann.right) if not _is_none(s)]
         return simple_type(sides[0]) if len(sides) == 1 else None
