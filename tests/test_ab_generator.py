@@ -104,7 +104,7 @@ def test_definition_before_consumers_breaks_intermediate_states(
 
 def test_every_fault_is_caught_by_its_obligations_check(tmp_path: Path, checker: Checker) -> None:
     hit: Counter[str] = Counter()
-    for seed, index, size in [(0, 1, 30), (4, 9, 16)]:
+    for seed, index, size in [(0, 0, 12)]:  # testfirst + widen: all four fault kinds
         task = generate_task(seed, index, size=size)
         repo = write_repo(task, tmp_path / f"r{seed}")
         for oid in task.gold_order:
