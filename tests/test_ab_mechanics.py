@@ -132,3 +132,39 @@ def test_skipping_ordering_breaks_intermediate_states_on_a_widening_task(
     assert listed.resolved  # the end state is fine: only the middle was broken
     unordered = run("plan07", task, tmp_path / "c", checker, off, Ablation(ordering=False))
     assert not all(unordered.steps)
+
+
+class _Recorder:
+    """Stands in for a Planner where only the harness side of feedback is under test."""
+
+    def __init__(self) -> None:
+        self.fed: list[object] = []
+        self.usage: list[object] = []
+
+    def feedback(self, fb: object) -> list[object]:
+        self.fed.append(fb)
+        return []
+
+
+@pytest.mark.parametrize(("broken", "fed"), [(set(), 0), ({"tests/w0/test_a.py::test_x"}, 1)])
+def test_revision_trigger_feeds_broken_tests_as_impact_feedback(
+        tmp_path: Path, checker: Checker, broken: set[str], fed: int) -> None:
+    from plan07.ab.planned import _Drive, _test_entity
+    from plan07.ab.run import Session
+    from plan07.model import DriverView, PermittedActions
+
+    task = widen_task()
+    s = Session("plan07", task, write_repo(task, tmp_path / "r"), ScriptedExecutor(0), checker, 2)
+    view = DriverView(node_id="O1", obligation="modify", target_entity="pkg.core.fmt",
+                      preconditions={}, permitted_actions=PermittedActions(),
+                      required_validation="compile")
+    p = _Recorder()
+    _Drive(s, tmp_path, Ablation(), "clingo")._feedback(p, view, broken)
+    assert len(p.fed) == fed
+    assert s.result.feedbacks == fed
+    if fed:
+        (fb,) = p.fed
+        assert fb.caused_by == "O1"  # type: ignore[attr-defined]
+        (edge,) = fb.impact_edges  # type: ignore[attr-defined]
+        assert (edge.src, edge.dst) == ("pkg.core.fmt", "tests.w0.test_a.test_x")
+    assert _test_entity("tests/a/test_b.py::test_c[1]") == "tests.a.test_b.test_c"

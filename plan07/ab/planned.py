@@ -90,6 +90,7 @@ class _Drive:
         self.s, self.state_dir, self.ab, self.engine = s, state_dir, ablation, engine
         self.applied: list[tuple[str, list[Applied]]] = []
         self.plans = 0
+        self._seen = 0  # usage entries of the current planner already metered
 
     def plan(self, obligations: list[Obligation], evidence: Evidence, *, retry: bool) -> Any:
         from plan07 import Planner
