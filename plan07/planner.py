@@ -12,10 +12,12 @@ Branch score (§3.3 step 3), for every node of a branch group that holds an `alt
 `lex`/`cochange` are the soft-rank of the node's target (06), looked up at the target or its
 nearest dotted ancestor; `confidence` is the highest impact-edge confidence touching the target (an
 edge whose src or dst is the target, an ancestor or a descendant of it). A branch group is the set
-of nodes with the same verb and the same predecessors (siblings that could substitute for one
-another). A group with a non-alternative member follows it; a group of alternatives only follows
-its top-ranked member (ties: lowest id). Alternatives are never ordered or executed (§2 row 9);
-an edge from an alternative does not hold back the node it points to.
+of nodes with the same verb and the same predecessors among the non-alternative nodes (siblings
+that could substitute for one another; an edge from an alternative does not split a group). A
+group with a non-alternative member follows it; a group of alternatives only follows its
+top-ranked member (ties: lowest id) among those that need no unfollowed alternative. Unfollowed
+alternatives are never ordered or executed (§2 row 9); an edge from one does not hold back the
+node it points to.
 
 Partition: `ready`/`blocked`/`alternative` cover every node not yet complete, exactly once; a
 complete node has left the schedule (its `state` says `complete`).
@@ -146,20 +148,50 @@ def sort_pairs(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 def _branches(
     by_id: dict[str, Obligation], edges: list[tuple[str, str]], evidence: Evidence
 ) -> tuple[dict[str, float], list[str]]:
-    preds = {o: tuple(sort_ids(a for a, b in edges if b == o)) for o in by_id}
+    alts = {o for o in by_id if by_id[o].status == "alternative"}
+    # §3.3 step 3: siblings share a verb and the predecessors they have in the main plan; an
+    # edge from an alternative orders that alternative's own branch, it does not make its
+    # target a branch of its own (which would then be followed as "top-ranked").
+    preds = {o: tuple(sort_ids(a for a, b in edges if b == o and a not in alts)) for o in by_id}
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for oid in sort_ids(by_id):
         groups.setdefault((by_id[oid].obligation, preds[oid]), []).append(oid)
     scores: dict[str, float] = {}
-    followed = [o for o in by_id if by_id[o].status != "alternative"]
+    followed = {o for o in by_id if o not in alts}
+    pending: list[list[str]] = []
     for members in groups.values():
-        if not any(by_id[m].status == "alternative" for m in members):
+        if not any(m in alts for m in members):
             continue
         for m in members:
             scores[m] = branch_score(by_id[m].target_entity, evidence)
-        if all(by_id[m].status == "alternative" for m in members):
-            followed.append(min(members, key=lambda m: (-scores[m], natural_key(m))))
+        if all(m in alts for m in members):
+            pending.append(members)
+    _follow_top_ranked(pending, edges, alts, scores, followed)
     return scores, sort_ids(followed)
+
+
+def _follow_top_ranked(
+    pending: list[list[str]],
+    edges: list[tuple[str, str]],
+    alts: set[str],
+    scores: dict[str, float],
+    followed: set[str],
+) -> None:
+    """Add to `followed` the top-ranked member (ties: lowest id) of each group of alternatives
+    only. A member that needs an alternative outside its group which is not followed belongs to
+    that unfollowed branch and is not eligible; so a group is decided after the groups its
+    members depend on (a cycle between groups: the first group in id order is decided first,
+    treating the undecided as not followed)."""
+    alt_preds = {o: {a for a, b in edges if b == o and a in alts} for o in alts}
+    decided = alts - {m for members in pending for m in members}  # in a group with a main node
+    while pending:
+        ready = [g for g in pending if all(alt_preds[m] - set(g) <= decided for m in g)]
+        group = (ready or pending)[0]
+        pending.remove(group)
+        eligible = [m for m in group if alt_preds[m] - set(group) <= followed]
+        if eligible:
+            followed.add(min(eligible, key=lambda m: (-scores[m], natural_key(m))))
+        decided.update(group)
 
 
 def _related(a: str, b: str) -> bool:

@@ -162,6 +162,37 @@ def test_a_group_of_alternatives_only_follows_its_top_ranked_branch() -> None:
     assert topological_order(dag) == ["O1", "O3"]
 
 
+def test_an_edge_from_an_alternative_does_not_make_its_target_a_followed_branch() -> None:
+    # The examples/session_timeout shape: main modify O2 and alternatives O3, O4 share O1; a
+    # rule edge O3 -> O4 (widen before rebind) once gave O4 a group of its own, alternatives
+    # only, so O4 was followed: scheduled, handed out, and the final check O5 waited on it.
+    obs = [ob("O1"), ob("O2", target="pkg.b.g"), ob("O3", status="alternative", target="pkg.a.f"),
+           ob("O4", status="alternative", target="pkg.a.f.load"), ob("O5", verb="validate")]
+    dag = schedule(obs, order(("O1", "O2"), ("O1", "O3"), ("O1", "O4"), ("O3", "O4"),
+                              ("O2", "O5"), ("O3", "O5"), ("O4", "O5")), EVIDENCE)
+    assert dag.alternative == ["O3", "O4"]
+    assert topological_order(dag) == ["O1", "O2", "O5"]
+    assert set(dag.branch_scores) == {"O2", "O3", "O4"}  # one group: same verb, same main preds
+    assert next(n for n in dag.nodes if n.id == "O5").dependencies == ["O2"]
+    dag = schedule(obs, order(("O1", "O2"), ("O1", "O3"), ("O1", "O4"), ("O3", "O4"),
+                              ("O2", "O5"), ("O3", "O5"), ("O4", "O5")), EVIDENCE,
+                   completed={"O1", "O2"})
+    assert dag.ready == ["O5"]  # not held back by an unfollowed alternative
+
+
+def test_an_alternative_that_needs_an_unfollowed_alternative_is_not_followed() -> None:
+    # {O2, O3} is a group of alternatives only: O3 (higher score) is followed. O4 validates O2's
+    # branch; alone in its group it would be "top-ranked", but O2 is not followed, so nor is O4.
+    obs = [ob("O1"), ob("O2", status="alternative", target="pkg.b.g"),
+           ob("O3", status="alternative", target="pkg.a.f"),
+           ob("O4", verb="validate", status="alternative", target="pkg.b.g")]
+    dag = schedule(obs, order(("O1", "O2"), ("O1", "O3"), ("O2", "O4")), EVIDENCE)
+    assert dag.alternative == ["O2", "O4"]
+    assert topological_order(dag) == ["O1", "O3"]
+    follows = schedule(obs, order(("O1", "O2"), ("O1", "O3"), ("O3", "O4")), EVIDENCE)
+    assert topological_order(follows) == ["O1", "O3", "O4"]  # O4 needs the followed branch
+
+
 def test_checkpoints_between_steps_at_most_32_evenly_merged() -> None:
     small = schedule([ob("O1"), ob("O2")], order(("O1", "O2")), NONE)
     assert [(c.id, c.step, c.after) for c in small.checkpoints] == [
