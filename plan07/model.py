@@ -28,7 +28,8 @@ Predicate = Annotated[
     str, StringConstraints(min_length=1, max_length=caps.PREDICATE_MAX_CHARS, pattern=NonBlank)
 ]
 ObligationId = Annotated[
-    str, StringConstraints(min_length=1, max_length=caps.ID_MAX_CHARS, pattern=r"^[A-Za-z0-9_.:-]+$")
+    str,
+    StringConstraints(min_length=1, max_length=caps.ID_MAX_CHARS, pattern=r"^[A-Za-z0-9_.:-]+$"),
 ]
 Entity = Annotated[str, StringConstraints(min_length=1, max_length=caps.ENTITY_MAX_CHARS)]
 Field500 = Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)]
@@ -166,7 +167,7 @@ class SoftRank(Strict):
 
 
 class Evidence(Strict):
-    """The 03/04/05/06 evidence bundle: recon graph, impact DAG, localization, context, soft-rank."""
+    """The 03/04/05/06 evidence bundle: recon graph, impact DAG, localization, context, ranks."""
 
     recon: Recon = Recon()
     impact: Impact = Impact()
@@ -370,7 +371,9 @@ class Feedback(Strict):
                                                 pattern=NonBlank)]
     impact_edges: Annotated[list[ImpactEdge], Field(max_length=caps.MAX_OBLIGATIONS)] = []
     falsified_entities: Annotated[list[Entity], Field(max_length=caps.MAX_OBLIGATIONS)] = []
-    falsified_obligations: Annotated[list[ObligationId], Field(max_length=caps.MAX_OBLIGATIONS)] = []
+    falsified_obligations: Annotated[
+        list[ObligationId], Field(max_length=caps.MAX_OBLIGATIONS)
+    ] = []
     note: Field500 = ""
 
 

@@ -26,7 +26,9 @@ def test_schema_cli_prints_shipped(capsys: pytest.CaptureFixture[str]) -> None:
 def test_schema_cli_unknown_name_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "nope"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and "nope" in err
+    assert err.startswith("error: ")
+    assert err.count("\n") == 1
+    assert "nope" in err
 
 
 def test_load_names_the_json_path(tmp_path: Path) -> None:

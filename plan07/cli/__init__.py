@@ -14,19 +14,20 @@ import typer
 
 from plan07.errors import Plan07Error
 
+HELP = "Plan a coding request into typed obligations, ordered by Datalog rules, driven one by one."
+
 app = typer.Typer(
     name="plan07",
-    help="Plan a coding request into typed obligations, ordered by Datalog rules, driven one at a time.",
+    help=HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
 
 
-
 @app.callback()
 def _root() -> None:
-    """Plan a coding request into typed obligations, ordered by Datalog rules, driven one at a time."""
+    """Plan a coding request into typed obligations, ordered by Datalog rules, driven one by one."""
 
 
 # Command modules, each with `register(app)`. Order = order in --help.
