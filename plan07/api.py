@@ -228,8 +228,23 @@ class Planner:
                                  "complete those first (`plan07 next` shows the ready one)")
         if not art.repo:
             raise PlanStateError("the plan records no repository; re-run `plan07 plan --repo DIR`")
-        verdict = self._validate(node, art.collapsed.get(node_id, []), Path(art.repo), timeout)
+        members, repo = art.collapsed.get(node_id, []), Path(art.repo)
+        # §3.4 bounds: the gate's own checks count against max_test_calls (issue 7); they are
+        # reserved before anything runs, so the 11th call is refused, not made.
+        checks = _runnable_checks(node, members, repo)
+        if checks:
+            with self._transaction() as art:
+                b = art.bounds.get(node_id, NodeBounds())
+                calls = driver.admit_gate_calls(node_id, b.test_calls, checks)
+                art.bounds[node_id] = b.model_copy(update={"test_calls": calls})
+        try:
+            verdict = self._validate(node, members, repo, timeout)
+        except BaseException:
+            with self._transaction() as art:
+                _refund_test_calls(art, node_id, checks)
+            raise
         with self._transaction() as art:
+            _refund_test_calls(art, node_id, checks - verdict.test_calls)
             node = _node(art, node_id)
             if verdict.passed:
                 again = " (it was already complete)" if node.state == "complete" else ""
@@ -502,6 +517,28 @@ class Planner:
 
 # ---------------------------------------------------------------------------------------------
 # pure helpers over artifacts
+
+
+def _runnable_checks(node: PlanNode, members: Sequence[Obligation], repo: Path) -> int:
+    """How many test calls the gate will make for `node`: one per check `run_check` would run
+    (a collapsed cycle runs each member's); an unverifiable or refused check makes none."""
+    from plan07.validate import parse_check
+
+    runnable = 0
+    for check in [m.validation for m in members] or [node.validation]:
+        try:
+            kind, _ = parse_check(check, repo)
+        except InputError:
+            continue
+        runnable += kind != "unverifiable"
+    return runnable
+
+
+def _refund_test_calls(art: PlanArtifact, node_id: str, unused: int) -> None:
+    """Give back reserved gate calls that did not run (the build check failed first)."""
+    b = art.bounds.get(node_id)
+    if unused > 0 and b is not None:
+        art.bounds[node_id] = b.model_copy(update={"test_calls": max(0, b.test_calls - unused)})
 
 
 def build_artifact(

@@ -2,7 +2,8 @@
 
 `pick` selects exactly one ready node (lowest natural id); `view` builds the §3.4 DriverView from
 that node alone; `model_context` is the only text a model is handed (invariant 6, §8: never the
-schedule). `admit_edit` / `admit_test_call` enforce the bounds (5 edited files, 10 test calls).
+schedule). `admit_edit` / `admit_test_call` / `admit_gate_calls` enforce the bounds (5 edited
+files, 10 test calls, the validation gate's own checks included).
 """
 
 from __future__ import annotations
@@ -64,9 +65,23 @@ def admit_test_call(node_id: str, calls: int) -> int:
     if calls >= caps.MAX_TEST_CALLS:
         raise PlanStateError(
             f"obligation {node_id!r} may run at most {caps.MAX_TEST_CALLS} test calls "
-            f"(cap MAX_TEST_CALLS); run `plan07 complete {node_id}` to validate it instead"
+            "(cap MAX_TEST_CALLS, the validation gate's included) and has used them all; it "
+            "cannot be validated within its bounds — replace it (`plan07 feedback`) or "
+            "`plan07 rollback`"
         )
     return calls + 1
+
+
+def admit_gate_calls(node_id: str, calls: int, checks: int) -> int:
+    """The test-call count of `node_id` after the validation gate runs `checks` checks (§3.5;
+    each counts against max_test_calls, §3.4); refused, before anything runs, past the cap."""
+    if calls + checks > caps.MAX_TEST_CALLS:
+        raise PlanStateError(
+            f"obligation {node_id!r} has used {calls} of its {caps.MAX_TEST_CALLS} test calls "
+            f"(cap MAX_TEST_CALLS) and its validation would need {checks} more; it cannot be "
+            "validated within its bounds — replace it (`plan07 feedback`) or `plan07 rollback`"
+        )
+    return calls + checks
 
 
 def require_active(active: str | None, node_id: str) -> None:

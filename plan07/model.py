@@ -293,7 +293,8 @@ class LogOverflow(Strict):
 
 
 class NodeBounds(Strict):
-    """What the harness reported for one obligation: distinct edited files, test calls (§3.4)."""
+    """One obligation's use of its §3.4 bounds: distinct edited files; test calls, the harness's
+    (reported) and the validation gate's own checks together."""
 
     edited_files: Annotated[list[str], Field(max_length=caps.MAX_EDIT_FILES)] = []
     test_calls: Annotated[int, Field(ge=0, le=caps.MAX_TEST_CALLS)] = 0

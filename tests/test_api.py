@@ -135,6 +135,49 @@ def test_edits_and_test_calls_are_bounded_and_audited(tmp_path: Path) -> None:
     assert planner.artifact.bounds[view.node_id].test_calls == 10
 
 
+def test_the_gate_check_counts_against_max_test_calls(tmp_path: Path) -> None:
+    # §3.4 bounds: 10 test calls per obligation, the validation gate's included (issue 7).
+    planner = make_plan(tmp_path, broken_test=True)
+    for node in ("O1", "O2", "O3"):
+        assert planner.complete(node).passed
+    assert planner.artifact.bounds == {}  # a passed node leaves the bounds
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O4"
+    for _ in range(9):
+        planner.report_test_call("O4")
+    verdict = planner.complete("O4")  # call 10, made by the gate: admitted, and it fails
+    assert (verdict.passed, verdict.test_calls) == (False, 1)
+    assert planner.artifact.bounds["O4"].test_calls == 10
+    assert planner.next() == view  # the scoped replan kept the plan: O4 is offered again
+    with pytest.raises(PlanStateError, match="at most 10 test calls"):
+        planner.report_test_call("O4")  # call 11, reported by the harness
+    events = len(planner.events)
+    with pytest.raises(PlanStateError, match="used 10 of its 10 test calls"):
+        planner.complete("O4")  # call 11, by the gate: refused before anything runs
+    assert len(planner.events) == events
+    assert planner.artifact.bounds["O4"].test_calls == 10
+
+
+def test_the_gate_reserves_a_call_per_check_and_returns_those_not_run(tmp_path: Path) -> None:
+    obs = [ob("O1", "pkg.core.f", "modify", ["O2"], "compile"),
+           ob("O2", "pkg.core.g", "modify", ["O1"], "import:pkg.core")]
+    planner = make_plan(tmp_path, obs)
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O1_cycle"  # two checks: two calls
+    for _ in range(8):
+        planner.report_test_call("O1_cycle")
+    (tmp_path / "repo" / "pkg" / "broken.py").write_text("def oops(:\n")
+    verdict = planner.complete("O1_cycle")  # the build check fails first: no call is made
+    assert (verdict.passed, verdict.test_calls) == (False, 0)
+    assert planner.artifact.bounds["O1_cycle"].test_calls == 8
+    planner.next()
+    planner.report_test_call("O1_cycle")
+    with pytest.raises(PlanStateError, match="used 9 of its 10 test calls.*need 2 more"):
+        planner.complete("O1_cycle")
+
+
 def test_complete_refuses_a_blocked_or_unknown_node(tmp_path: Path) -> None:
     planner = make_plan(tmp_path)
     with pytest.raises(PlanStateError, match="'O2' is blocked: it waits on O1"):

@@ -7,7 +7,15 @@ import json
 import pytest
 
 from plan07 import caps
-from plan07.driver import admit_edit, admit_test_call, model_context, pick, require_active, view
+from plan07.driver import (
+    admit_edit,
+    admit_gate_calls,
+    admit_test_call,
+    model_context,
+    pick,
+    require_active,
+    view,
+)
 from plan07.errors import PlanStateError
 from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult
 from plan07.planner import schedule
@@ -85,6 +93,19 @@ def test_test_call_bound_refuses_the_eleventh() -> None:
     assert calls == 10
     with pytest.raises(PlanStateError, match="at most 10 test calls"):
         admit_test_call("O1", calls)
+
+
+@pytest.mark.parametrize(
+    ("calls", "checks", "after"), [(0, 1, 1), (9, 1, 10), (8, 2, 10), (10, 0, 10)]
+)
+def test_gate_calls_count_against_the_same_bound(calls: int, checks: int, after: int) -> None:
+    assert admit_gate_calls("O1", calls, checks) == after
+
+
+@pytest.mark.parametrize(("calls", "checks"), [(10, 1), (9, 2), (0, 11)])
+def test_gate_calls_past_the_bound_are_refused(calls: int, checks: int) -> None:
+    with pytest.raises(PlanStateError, match=f"used {calls} of its 10 test calls.*{checks} more"):
+        admit_gate_calls("O1", calls, checks)
 
 
 @pytest.mark.parametrize(("active", "msg"), [(None, "none is active"), ("O2", "is 'O2'")])
