@@ -13,7 +13,14 @@ from plan07.engine.ir import Facts, Program
 from plan07.errors import InputError
 
 ENGINES = ("pydatalog", "clingo")
-DEFAULT_RULES = Path(__file__).resolve().parents[2] / "rules" / "ordering.dl"
+# rules/ordering.dl at the top of the source tree (editable installs, the repo's own tests); a
+# regular install ships the same file as package data `plan07.rules` (pyproject package-dir).
+_SOURCE_RULES = Path(__file__).resolve().parents[2] / "rules" / "ordering.dl"
+DEFAULT_RULES = (
+    _SOURCE_RULES
+    if _SOURCE_RULES.is_file()
+    else Path(__file__).resolve().parents[1] / "rules" / "ordering.dl"
+)
 
 _cache: dict[tuple[str, float], Program] = {}
 
