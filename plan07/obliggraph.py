@@ -61,9 +61,15 @@ def normalize_test(ident: str, file: str | None = None) -> str | None:
         return f"{path}::{rest}" if path.endswith(".py") else None
     parts = s.split(".")
     if file and file.endswith(".py"):
-        mod = file[:-3].replace("/", ".")
-        if s.startswith(mod + ".") and len(s) > len(mod) + 1:
-            return f"{file}::{'::'.join(s[len(mod) + 1:].split('.'))}"
+        # The recon node's file is the path pytest needs; its dotted id may have dropped a
+        # source root (`src/pkg/tests/test_x.py` is module `pkg.tests.test_x`), so the module
+        # is matched against the file's path with 0, 1, ... leading directories left out.
+        path = file.replace("\\", "/").removeprefix("./")
+        mod_parts = path[:-3].split("/")
+        for k in range(len(mod_parts)):
+            mod = ".".join(mod_parts[k:])
+            if s.startswith(mod + ".") and len(s) > len(mod) + 1:
+                return f"{path}::{'::'.join(s[len(mod) + 1:].split('.'))}"
     for i in range(len(parts) - 2, -1, -1):
         if _TEST_MODULE.match(parts[i]) and parts[i + 1].lower().startswith("test"):
             return f"{'/'.join(parts[: i + 1])}.py::{'::'.join(parts[i + 1:])}"
@@ -106,10 +112,13 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> Fact
     fs = FactSet()
     keep = _near(evidence, sorted({o.target_entity for o in obligations}))
     test_nodes: dict[str, str] = {}  # normalized test id -> source
+    test_files: dict[str, str] = {}  # recon test node id -> its file (the pytest path)
     for i, n in enumerate(evidence.recon.nodes):
         if n.id in keep:
             fs.add("entity", (n.id, n.kind), f"evidence recon node #{i}")
         if n.kind == "test":  # every test, not only the neighbourhood's: test_exists(T)
+            if n.file:
+                test_files.setdefault(n.id, n.file)
             t = normalize_test(n.id, n.file)
             if t:
                 test_nodes.setdefault(t, f"evidence recon node #{i} ({n.id})")
@@ -121,11 +130,12 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> Fact
             fs.add("impact", (ie.src, ie.dst, ie.cause),
                    f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
     for o in obligations:
-        _obligation_facts(fs, o, classify(o.validation), test_nodes)
+        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files)
     return fs
 
 
-def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, str]) -> None:
+def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, str],
+                      test_files: dict[str, str]) -> None:
     src = f"obligation {o.id}"
     fs.add("obligation", (o.id, o.obligation), f"{src} .obligation")
     fs.add("status", (o.id, o.status), f"{src} .status")
@@ -141,7 +151,7 @@ def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, st
         if named in tests:
             fs.add("test_exists", (named,), tests[named])
     if o.obligation == "modify":
-        as_test = normalize_test(o.target_entity)
+        as_test = normalize_test(o.target_entity, test_files.get(o.target_entity.strip()))
         if as_test:
             fs.add("defines_test", (o.id, as_test), f"{src} .target_entity")
         elif named and _is_module_of(o.target_entity, named):
@@ -154,7 +164,9 @@ def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, st
 
 def _is_module_of(target: str, test: str) -> bool:
     path = test.partition("::")[0]
-    return target.strip() in (path, path[:-3].replace("/", "."))
+    mod = path[:-3].replace("/", ".")
+    # recon names `src/pkg/m.py` module `pkg.m` (`src/` is a source root, not a package)
+    return target.strip() in (path, mod, mod.removeprefix("src."))
 
 
 def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str,

@@ -118,6 +118,11 @@ NORMALIZE = [
     ("pkg.auth.SessionConfig", None, None),
     ("tests.test_a", None, None),
     ("pkg/auth.py::helper", None, "pkg/auth.py::helper"),
+    # src/ layout: recon drops the source root from the dotted id, keeps it in the file
+    ("pkg.tests.test_x.test_a", "src/pkg/tests/test_x.py", "src/pkg/tests/test_x.py::test_a"),
+    ("pkg.tests.test_x.TestK.test_a", "src/pkg/tests/test_x.py",
+     "src/pkg/tests/test_x.py::TestK::test_a"),
+    ("pkg.tests.test_x.test_a", "./src/pkg/tests/test_x.py", "src/pkg/tests/test_x.py::test_a"),
 ]
 
 
@@ -137,6 +142,32 @@ def test_vocabulary_facts() -> None:
     module_writer = ob("O2", target="tests/test_s.py", validation="tests/test_s.py::test_new")
     assert prepare_facts([module_writer], Evidence()).facts["defines_test"] == {
         ("O2", "tests/test_s.py::test_new")}
+
+
+SRC_LAYOUT = Evidence(recon=Recon(nodes=[
+    ReconNode(id="pkg.tests.test_x", kind="module", file="src/pkg/tests/test_x.py"),
+    ReconNode(id="pkg.tests.test_x.test_a", kind="test", file="src/pkg/tests/test_x.py"),
+]))
+
+
+@pytest.mark.parametrize("engine", ["pydatalog", "clingo"])
+def test_src_layout_tests_keep_the_source_root_in_their_path(engine: str) -> None:
+    test, new = "src/pkg/tests/test_x.py::test_a", "src/pkg/tests/test_x.py::test_new"
+    define = ob("O1", target="pkg.tests.test_x.test_a")  # a recon test node, by its dotted id
+    module = ob("O2", target="pkg.tests.test_x", validation=new)  # adds a test to the module
+    check = ob("O3", verb="validate", target="pkg.tests.test_x.test_a", validation=test)
+    check_new = ob("O4", verb="validate", target="pkg.tests.test_x", validation=new)
+    rewrite = ob("O5", target="src/pkg/tests/test_x.py", validation=test)
+    f = prepare_facts([define, module, check, check_new], SRC_LAYOUT).facts
+    assert f["test_exists"] == {(test,)}
+    assert f["defines_test"] == {("O1", test), ("O2", new)}
+    assert f["names_test"] == {("O2", new), ("O3", test), ("O4", new)}
+
+    def rules(*obs: Obligation) -> dict[tuple[str, str], str]:
+        return {(e.from_, e.to): e.rule for e in derive_order(obs, SRC_LAYOUT, engine=engine).edges}
+
+    assert rules(module, check_new) == {("O2", "O4"): "define_test_before_validate"}
+    assert rules(rewrite, check) == {}  # test_a already exists: nothing to define first
 
 
 def test_roles_of_the_spec_example() -> None:
