@@ -39,6 +39,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 from plan07 import caps
 from plan07.errors import InputError
+from plan07.graphs import sccs
 from plan07.model import Checkpoint, Evidence, Obligation, OrderResult, PlanDAG, PlanNode
 
 # Violation kinds that mark a change the ladder cannot widen: no checkpoint between its nodes.
@@ -238,39 +239,11 @@ def _collapse(
                     field=f"{a}.dependencies",
                 )
             succ[a].append(b)
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    sccs: list[list[str]] = []
-
-    def visit(v: str) -> None:  # recursion depth <= 64 nodes (cap)
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in succ[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                sccs.append(sort_ids(comp))
-
-    for v in followed:
-        if v not in index:
-            visit(v)
+    # §3.3 step 2: each strongly connected component of two or more nodes is one cycle.
+    cycles = [sort_ids(c) for c in sccs(followed, succ) if len(c) > 1]
     composite_of: dict[str, str] = {}
     members_of: dict[str, list[str]] = {}
-    for i, comp in enumerate(sorted(sccs, key=lambda c: natural_key(c[0])), start=1):
+    for i, comp in enumerate(sorted(cycles, key=lambda c: natural_key(c[0])), start=1):
         cid = comp[0] + COMPOSITE_SUFFIX
         if len(cid) > caps.ID_MAX_CHARS:
             cid = f"cycle{i}"

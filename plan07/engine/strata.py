@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from plan07.engine.ir import Program, Rule
 from plan07.errors import RuleError
+from plan07.graphs import sccs
 
 
 def dependencies(program: Program) -> dict[str, set[tuple[str, bool]]]:
@@ -19,50 +20,6 @@ def dependencies(program: Program) -> dict[str, set[tuple[str, bool]]]:
             if lit.atom is not None:
                 d.add((lit.atom.relation, lit.negated))
     return deps
-
-
-def sccs(nodes: list[str], succ: dict[str, list[str]]) -> list[list[str]]:
-    """Tarjan's SCCs, emitted dependencies-first (reverse topological of `succ`). Iterative."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on: set[str] = set()
-    stack: list[str] = []
-    out: list[list[str]] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(succ.get(root, [])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(succ.get(w, []))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    x = stack.pop()
-                    on.discard(x)
-                    comp.append(x)
-                    if x == v:
-                        break
-                out.append(sorted(comp))
-    return out
 
 
 def negative_cycle(program: Program) -> tuple[list[str], Rule] | None:
