@@ -53,8 +53,11 @@ PROMPT_MAX_IMPACT_LINES = 60
 PROMPT_MAX_LOCALIZATION_LINES = 20
 PROMPT_MAX_CONTEXT_LINES = 20
 PROMPT_FIELD_MAX_CHARS = 200  # a signature or context summary, cut to one line of this length
-PROMPT_FAILURE_MAX_CHARS = 500  # the failure text of a scoped re-invoke (§3.5), one line
-SCOPED_EVIDENCE_HOPS = 1  # the evidence neighbourhood of a scoped re-invoke's targets (§4)
+# A scoped re-invoke (§3.5, §4 "Re-invocation on replan") is one short call: the failure as one
+# line of at most this many chars, and at most this many evidence lines (those that touch the
+# subgraph's targets: impact first, then localization, context, recon).
+PROMPT_FAILURE_MAX_CHARS = 160
+SCOPED_MAX_EVIDENCE_LINES = 24
 
 # The openai:MODEL client (ours): transport failures only (no completion received) are retried.
 LLM_MAX_ATTEMPTS = 3

@@ -16,8 +16,14 @@ from pydantic import ValidationError
 from plan07 import caps
 from plan07.errors import InputError
 from plan07.llm.base import LLMClient
-from plan07.llm.prompt import RESPONSE_FORMAT, evidence_lines, one_line, render
-from plan07.model import Decomposition, Evidence, Obligation, Requirement, Usage
+from plan07.llm.prompt import (
+    RESPONSE_FORMAT,
+    evidence_lines,
+    failure_line,
+    render,
+    scoped_system,
+)
+from plan07.model import Decomposition, Evidence, Impact, Obligation, Recon, Requirement, Usage
 
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.S)
 
@@ -113,7 +119,8 @@ def requirement_fragment(requirement: Requirement,
     """The part of the requirement a subgraph serves (§4 "that subgraph's requirement fragment"):
     the goal, and the criteria and constraints its obligations name: the criterion's text appears
     in a caused_by or validation, a `criterion N` / `constraint N` reference, or the validation's
-    test id appears in the criterion."""
+    test id appears in the criterion. A picked item whose text another picked item contains (a
+    bare test id beside the criterion that cites it) is left out: it adds nothing."""
     said = " ".join(f"{o.caused_by} {o.validation}" for o in subgraph).lower()
     tests = {o.validation.lower() for o in subgraph if "::" in o.validation}
 
@@ -124,11 +131,62 @@ def requirement_fragment(requirement: Requirement,
             if (low in said or re.search(rf"\b{word} {n}\b", said)
                     or any(t in low for t in tests)):
                 out.append(c)
-        return out
+        return [c for c in out if not any(c != d and c.lower() in d.lower() for d in out)]
 
     return {"goal": requirement.goal,
             "acceptance_criteria": picked(requirement.acceptance_criteria, "criterion"),
             "constraints": picked(requirement.constraints, "constraint")}
+
+
+def scoped_evidence(evidence: Evidence, targets: set[str]) -> Evidence:
+    """The evidence a scoped re-invoke sends (§4 "only that subgraph's ... evidence"): the impact
+    and recon edges with an endpoint among the targets, the recon nodes of the targets and of the
+    entities their impact edges reach (a consumer's kind and file say whether a change breaks it),
+    and the targets' context unless it only repeats their recon signature. Nothing between two
+    non-targets, and no localization: the subgraph's targets are already chosen."""
+    impact = [i for i in evidence.impact.edges if i.src in targets or i.dst in targets]
+    reached = targets | {e for i in impact for e in (i.src, i.dst)}
+    nodes = [n for n in evidence.recon.nodes if n.id in reached]
+    signature = {n.id: n.signature for n in nodes}
+    return Evidence(
+        recon=Recon(nodes=nodes, edges=[e for e in evidence.recon.edges
+                                        if e.src in targets or e.dst in targets]),
+        impact=Impact(edges=impact),
+        context=[c for c in evidence.context
+                 if c.entity in targets and c.summary != signature.get(c.entity)])
+
+
+_LADDER_CAUSES = {"sig_change", "schema_change"}
+_LADDER_WORDS = re.compile(r"\b(widen|narrow|rebind|signature)", re.I)
+
+
+def scoped_messages(
+    requirement: Requirement,
+    evidence: Evidence,
+    subgraph: Sequence[Obligation],
+    *,
+    failure: str | None,
+    prefix: str,
+) -> list[dict[str, str]]:
+    """The scoped prompt (§3.5, §4): the short scoped system message, the requirement fragment
+    (its empty lists left out), the evidence touching the targets of the subgraph's modify and
+    preserve obligations (caps.SCOPED_MAX_EVIDENCE_LINES) and the `## scope` line (the failure
+    as one line of at most caps.PROMPT_FAILURE_MAX_CHARS chars, the fresh-id prefix, the
+    upstream ids, the obligations)."""
+    ids = {o.id for o in subgraph}
+    upstream = sorted({d for o in subgraph for d in o.dependencies} - ids)
+    scope: dict[str, Any] = {"failure": failure_line(failure) if failure else None,
+                             "fresh_id_prefix": prefix, "upstream_done": upstream,
+                             "obligations": [o.model_dump() for o in subgraph]}
+    # what the subgraph changes or guards; a validate only names what it checks (often the whole
+    # package), so its target counts only when the subgraph has nothing else
+    targets = {o.target_entity for o in subgraph if o.obligation != "validate"}
+    near = scoped_evidence(evidence, targets or {o.target_entity for o in subgraph})
+    ladder = (any(i.cause in _LADDER_CAUSES for i in near.impact.edges)
+              or any(_LADDER_WORDS.search(f"{o.caused_by} {o.evidence}") for o in subgraph))
+    fragment = {k: v for k, v in requirement_fragment(requirement, subgraph).items() if v}
+    return render(fragment, evidence_lines(near), scope=scope, system=scoped_system(ladder=ladder),
+                  max_lines=("SCOPED_MAX_EVIDENCE_LINES", caps.SCOPED_MAX_EVIDENCE_LINES))[0]
 
 
 def decompose_scoped(
@@ -142,22 +200,13 @@ def decompose_scoped(
 ) -> Decomposition:
     """Re-decompose an affected subgraph only (§3.5 step 3, §4 "Re-invocation on replan"): ONE
     call given only the subgraph's obligations, the requirement fragment they serve and the
-    evidence neighbourhood of their targets (caps.SCOPED_EVIDENCE_HOPS). The result is the revised
-    subgraph: an id it keeps is that obligation revised, an id it drops is removed, a new obligation
-    takes a fresh id `<fresh_prefix>N` (default `<first subgraph id>.r`, so pass a prefix unique in
-    the plan when the same node is re-planned twice). Any other id is the §4 fallback."""
-    from plan07.evidence import neighbourhood
-
+    evidence that touches their targets, under a short scoped system message (scoped_messages).
+    The result is the revised subgraph: an id it keeps is that obligation revised, an id it drops
+    is removed, a new obligation takes a fresh id `<fresh_prefix>N` (default `<first subgraph
+    id>.r`, so pass a prefix unique in the plan when the same node is re-planned twice). Any other
+    id is the §4 fallback."""
     if not subgraph:
         raise InputError("a scoped re-decomposition needs a non-empty subgraph", field="subgraph")
-    ids = {o.id for o in subgraph}
     prefix = fresh_prefix or f"{subgraph[0].id}.r"
-    upstream = sorted({d for o in subgraph for d in o.dependencies} - ids)
-    scope = {"failure": one_line(failure, caps.PROMPT_FAILURE_MAX_CHARS) if failure else None,
-             "fresh_id_prefix": prefix, "upstream_done": upstream,
-             "obligations": [o.model_dump() for o in subgraph]}
-    near = neighbourhood(evidence, sorted({o.target_entity for o in subgraph}),
-                         hops=caps.SCOPED_EVIDENCE_HOPS)
-    messages = render(requirement_fragment(requirement, subgraph), evidence_lines(near),
-                      scope=scope)[0]
-    return _call(client, messages, scope_ids=(ids, prefix))
+    messages = scoped_messages(requirement, evidence, subgraph, failure=failure, prefix=prefix)
+    return _call(client, messages, scope_ids=({o.id for o in subgraph}, prefix))

@@ -17,11 +17,19 @@ import pytest
 from _decompose_cases import FIXTURE, GOLDEN, GOOD, HOSTILE, record
 
 from plan07 import caps
+from plan07.ab.tokens import count_tokens
 from plan07.cli import main
-from plan07.decompose import assemble, decompose, decompose_scoped, parse, requirement_fragment
+from plan07.decompose import (
+    assemble,
+    decompose,
+    decompose_scoped,
+    parse,
+    requirement_fragment,
+    scoped_messages,
+)
 from plan07.errors import InputError
 from plan07.llm import Completion, LLMClient, make_client
-from plan07.llm.prompt import header_only, one_line, read
+from plan07.llm.prompt import SYSTEM, failure_line, header_only, one_line, read
 from plan07.model import Evidence, Obligation, Requirement
 
 UPDATE = os.environ.get("PLAN07_UPDATE_GOLDENS") == "1"
@@ -324,6 +332,109 @@ def test_requirement_fragment_is_what_the_subgraph_names() -> None:
     assert frag["goal"] == req.goal
     assert frag["acceptance_criteria"] == [req.acceptance_criteria[3], req.acceptance_criteria[4]]
     assert frag["constraints"] == []
+
+
+def dependents(full: list[Obligation], failed: str) -> list[Obligation]:
+    """The failed obligation and its true (transitive) dependents, as §3.5 re-plans them."""
+    after, grew = {failed}, True
+    while grew:
+        more = {o.id for o in full if after & set(o.dependencies)} - after
+        after |= more
+        grew = bool(more)
+    return [o for o in full if o.id in after]
+
+
+def prompt_tokens(messages: list[dict[str, str]]) -> int:
+    return sum(count_tokens(m["content"]) for m in messages)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_scoped_prompt_is_smaller_than_the_initial_one(case: str) -> None:
+    """§4 "only that subgraph's requirement fragment and evidence": whichever node fails, the
+    scoped call (failed node + true dependents) sends fewer tokens besides the obligations it
+    revises than the initial call sends in all; on the bundled example it is smaller in all, the
+    obligations included. (On the small hand-written fixture, a failure near the root puts 10 of
+    12 records in scope, ~1.8k tokens of records against a 2.1k-token initial prompt.)"""
+    req, ev = load(CASES[case])
+    first = Counting(make_client("builtin"))
+    full = decompose(req, ev, first).obligations
+    initial = prompt_tokens(first.calls[0]["messages"])
+    failure = "tests/test_session.py::test_old_default_timeout failed (test): " + "x" * 400
+    for o in full:
+        c = Counting(make_client("builtin"))
+        result = decompose_scoped(req, ev, c, subgraph=dependents(full, o.id),
+                                  failure=failure + "\nE   TypeError: load() got an unexpected")
+        assert not result.re_decompose, result.reason
+        messages = c.calls[0]["messages"]
+        records = count_tokens(json.dumps(read(messages).scope["obligations"]))  # type: ignore[index]
+        assert prompt_tokens(messages) - records < initial, (o.id, prompt_tokens(messages))
+        if case == "example":
+            assert prompt_tokens(messages) < initial, (o.id, prompt_tokens(messages), initial)
+        assert messages[0]["content"] != SYSTEM
+        scope = read(messages).scope or {}
+        assert len(scope["failure"]) <= caps.PROMPT_FAILURE_MAX_CHARS
+        assert scope["failure"].endswith("E TypeError: load() got an unexpected")
+
+
+def test_scoped_evidence_is_only_what_touches_the_targets() -> None:
+    req, ev = load(FIXTURE)
+    full = decompose(req, ev, make_client("builtin")).obligations
+    widen = next(o for o in full if o.target_entity == "pkg.auth.SessionConfig"
+                 and o.obligation == "modify")
+    messages = scoped_messages(req, ev, [widen], failure=None, prefix="R.")
+    sent = read(messages).evidence
+    assert sent.impact.edges
+    assert all("pkg.auth.SessionConfig" in (i.src, i.dst) for i in sent.impact.edges)
+    assert all("pkg.auth.SessionConfig" in (e.src, e.dst) for e in sent.recon.edges)
+    assert not sent.localization
+    ends = {x for i in sent.impact.edges for x in (i.src, i.dst)}
+    assert {n.id for n in sent.recon.nodes} <= ends | {"pkg.auth.SessionConfig"}
+    assert len(sent.recon.nodes) + len(sent.recon.edges) + len(sent.impact.edges) < len(
+        ev.recon.nodes) + len(ev.recon.edges) + len(ev.impact.edges)
+    # a sig_change in scope: the widen -> rebind reminder rides along; a test definition: not
+    assert "widen -> rebind" in messages[0]["content"]
+    define = next(o for o in full if "::" in o.target_entity and o.obligation == "modify")
+    plain = scoped_messages(req, ev, [define], failure=None, prefix="R.")
+    assert "widen -> rebind" not in plain[0]["content"]
+
+
+def test_scoped_evidence_is_bounded_and_says_what_it_left_out() -> None:
+    req, _ = load(FIXTURE)
+    hub = "pkg.core.hub"
+    ev = Evidence.model_validate({
+        "recon": {"nodes": [{"id": hub, "kind": "function"}]
+                  + [{"id": f"pkg.m.f{i}", "kind": "function"} for i in range(60)],
+                  "edges": [{"src": f"pkg.m.f{i}", "dst": hub, "kind": "calls"}
+                            for i in range(60)]}})
+    sub = [Obligation.model_validate(record(1, target_entity=hub))]
+    messages = scoped_messages(req, ev, sub, failure=None, prefix="R.")
+    payload = read(messages)
+    sent = len(payload.evidence.recon.nodes) + len(payload.evidence.recon.edges)
+    assert sent == caps.SCOPED_MAX_EVIDENCE_LINES
+    assert payload.omitted == 61 - caps.SCOPED_MAX_EVIDENCE_LINES
+    assert "SCOPED_MAX_EVIDENCE_LINES" in messages[1]["content"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("ImportError: cannot import name 'SessionConfig'",
+     "ImportError: cannot import name 'SessionConfig'"),
+    ("tests/t.py::test_a failed (test): ...\nE   NameError: name 'x'\n1 failed in 0.1s",
+     "tests/t.py::test_a failed (test): … E NameError: name 'x'"),
+    ("compile failed (build):\n  File \"a.py\", line 3\n1 failed",
+     "compile failed (build): … 1 failed"),
+    ("a  b\n\n   \nno cause here", "a b"),
+    ("", ""),
+])
+def test_failure_line_is_one_short_line(text: str, expected: str) -> None:
+    assert failure_line(text) == expected
+
+
+def test_failure_line_keeps_the_cause_of_a_long_failure() -> None:
+    line = failure_line("check failed (test): " + "y" * 500 + "\nE   AssertionError: assert 1 == 2")
+    assert len(line) <= caps.PROMPT_FAILURE_MAX_CHARS
+    assert "\n" not in line
+    assert line.startswith("check failed (test): … ")
+    assert line.endswith("… E AssertionError: assert 1 == 2")
 
 
 # --- clients and the CLI -------------------------------------------------------------------------

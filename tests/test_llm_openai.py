@@ -18,6 +18,7 @@ from plan07.errors import InputError
 from plan07.evidence import reach
 from plan07.llm import LLMUnavailable, make_client
 from plan07.llm.openai_compat import OpenAIClient
+from plan07.llm.prompt import SYSTEM
 from plan07.model import Evidence, Obligation, Requirement
 
 Reply = tuple[int, Any, dict[str, str]]
@@ -323,15 +324,29 @@ def test_scoped_reinvoke_sends_only_the_subgraph_fragment(
     assert set(requirement["acceptance_criteria"]) < set(req.acceptance_criteria)
     for c in requirement["acceptance_criteria"]:
         assert c.lower() in cited.lower() or "criterion" in cited
-    # the evidence is the neighbourhood of the subgraph's targets only (1 hop), not the bundle
-    near = reach(ev, {o.target_entity for o in subgraph}, caps.SCOPED_EVIDENCE_HOPS)
-    sent = set()
-    for line in prompt.split("## evidence\n", 1)[1].split("## scope")[0].splitlines():
-        rec = json.loads(line.split(" ", 1)[1])
+    # the evidence is only what touches the subgraph's (non-validate) targets, not the bundle:
+    # every edge has a target as an endpoint, every node is a target or an impact edge's end
+    targets = {o.target_entity for o in subgraph if o.obligation != "validate"}
+    near = reach(ev, targets, 1)
+    sent, ends = set(), set(targets)
+    lines = prompt.split("## evidence\n", 1)[1].split("## scope")[0].splitlines()
+    for line in lines:
+        tag, rec = line.split(" ", 1)[0], json.loads(line.split(" ", 1)[1])
         sent |= {rec[k] for k in ("src", "dst", "entity", "id") if k in rec}
+        if tag in ("impact", "recon.edge"):
+            assert {rec["src"], rec["dst"]} & targets, line
+        if tag == "impact":
+            ends |= {rec["src"], rec["dst"]}
     assert sent
     assert sent <= near
+    assert {json.loads(ln.split(" ", 1)[1])["id"] for ln in lines
+            if ln.startswith("recon.node ")} <= ends
     assert "pkg.auth.SESSION_TIMEOUT_MINUTES" not in sent  # in the bundle, not in the fragment
+    # the scoped system message, not the initial decomposition's instructions
+    system = next(m["content"] for m in server.requests[0]["messages"] if m["role"] == "system")
+    assert system.startswith("Revise the failed part of a coding plan.")
+    assert SYSTEM not in system
+    assert len(system) < len(SYSTEM) / 2
 
 
 @pytest.mark.parametrize(("var", "value", "match"), [

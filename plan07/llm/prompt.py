@@ -5,7 +5,8 @@ The user message is line-oriented: `## requirement` then one JSON line; `## evid
 per item, `<tag> <compact JSON>`, in the spec's order (06 impact, 05 localization, 04 context, 03
 recon: signatures, never bodies); an `## omitted` line when a bound (caps.PROMPT_*) left lines out;
 and for a scoped re-invoke (§3.5) a `## scope` JSON line. Every line is one line: strings are cut to
-their first line, whitespace collapsed, and bounded.
+their first line, whitespace collapsed, and bounded. A scoped re-invoke gets its own short system
+message (`scoped_system`), not the initial decomposition's instructions.
 """
 
 from __future__ import annotations
@@ -64,6 +65,30 @@ Rules:
 - At most {caps.MAX_OBLIGATIONS} obligations.
 """
 
+# §4 "Re-invocation on replan": the system message of a scoped call says only what revising one
+# failed subgraph needs; the ladder reminder rides along only when the scope is about a signature
+# or schema change (scoped_system(ladder=True)).
+_SCOPED = f"""\
+Revise the failed part of a coding plan. `## scope`: the failure, the obligations to revise (the
+failed one and its dependents), the ids done upstream, a fresh-id prefix.
+Reply with ONE JSON object only: {{"obligations": [...]}}, the revised part; each record has the 8
+fields of the scope's records (obligation: modify|preserve|validate; status:
+ready|blocked|alternative; at most {caps.MAX_DEPENDENCIES} dependencies).
+Ids: keep one to revise it, omit one to drop it, new ones are <fresh_id_prefix>1, 2, ...;
+dependencies name these or upstream_done ids.
+validation: a pytest id (path/test_x.py::test_name), "compile", "import:<module>" or
+"pytest:<path>"; never a shell command.
+"""
+_LADDER = ("A signature change is widen -> rebind: the definition keeps the old form, each "
+           "consumer rebinds after it, a narrow comes last.\n")
+
+
+def scoped_system(*, ladder: bool) -> str:
+    """The system message of a scoped re-invoke (§3.5, §4): the revision contract, plus the
+    widen -> rebind reminder when the scope touches a signature or schema change."""
+    return _SCOPED + (_LADDER if ladder else "")
+
+
 _ITEM = {"obligation": {"type": "string", "enum": ["modify", "preserve", "validate"]},
          "status": {"type": "string", "enum": ["ready", "blocked", "alternative"]},
          "dependencies": {"type": "array", "items": {"type": "string"}}}
@@ -97,6 +122,27 @@ def one_line(text: str, limit: int = caps.PROMPT_FIELD_MAX_CHARS) -> str:
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
     s = " ".join(first.split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+# What names a failure's cause in a later line, strongest first: an exception or assertion, else a
+# pytest summary line.
+_ERROR_LINES = (re.compile(r"\w(Error|Exception)\b|\bassert"), re.compile(r"\b(FAILED|failed)\b"))
+
+
+def failure_line(text: str, limit: int = caps.PROMPT_FAILURE_MAX_CHARS) -> str:
+    """A failure as one short line: its first line, cut to `limit` chars. When a later line names
+    the cause (the last such line: pytest prints the cause last), the first line's lead-in (up to
+    its first ': ', what failed) then ` … ` and that line: the output between is a tail window
+    that starts anywhere."""
+    lines = [" ".join(ln.split()) for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    cause = next((ln for rx in _ERROR_LINES for ln in reversed(lines[1:]) if rx.search(ln)), "")
+    if not cause or cause == lines[0]:
+        return one_line(lines[0], limit)
+    head = lines[0].split(": ", 1)[0] + (":" if ": " in lines[0] else "")
+    cause = one_line(cause, max(limit // 2, limit - len(head) - 3))
+    return one_line(f"{one_line(head, limit - len(cause) - 3)} … {cause}", limit)
 
 
 def header_only(signature: str) -> str:
@@ -176,8 +222,11 @@ def render(
     lines: Iterable[tuple[str, dict[str, Any]]],
     *,
     scope: dict[str, Any] | None = None,
+    system: str = SYSTEM,
+    max_lines: tuple[str, int] = ("PROMPT_MAX_EVIDENCE_LINES", caps.PROMPT_MAX_EVIDENCE_LINES),
 ) -> tuple[list[dict[str, str]], int]:
-    """The two messages (system, user) and how many evidence lines the bounds left out."""
+    """The two messages (system, user) and how many evidence lines the bounds left out.
+    `max_lines` = (the cap's name, its value): the bound on evidence lines."""
     head = ["## requirement", _dumps(requirement)]
     tail = ["## scope", _dumps(scope)] if scope is not None else []
     budget = caps.PROMPT_MAX_CHARS - sum(len(x) + 1 for x in head + tail) - 300
@@ -186,7 +235,7 @@ def render(
     left_out: dict[str, int] = {}
     for tag, rec in lines:
         line = f"{tag} {_dumps(rec)}"
-        if (len(body) > caps.PROMPT_MAX_EVIDENCE_LINES or len(line) + 1 > budget
+        if (len(body) > max_lines[1] or len(line) + 1 > budget
                 or kept.get(tag, 0) >= _PER_KIND.get(tag, caps.PROMPT_MAX_EVIDENCE_LINES)):
             left_out[tag] = left_out.get(tag, 0) + 1
             continue
@@ -196,10 +245,10 @@ def render(
     omitted = sum(left_out.values())
     if omitted:
         body += ["## omitted", _dumps({"evidence_lines": omitted, "by_kind": left_out, "caps": [
-            "PROMPT_MAX_EVIDENCE_LINES", "PROMPT_MAX_CHARS", "PROMPT_MAX_IMPACT_LINES",
+            max_lines[0], "PROMPT_MAX_CHARS", "PROMPT_MAX_IMPACT_LINES",
             "PROMPT_MAX_LOCALIZATION_LINES", "PROMPT_MAX_CONTEXT_LINES"]})]
     user = "\n".join(head + body + tail) + "\n"
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}], omitted
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}], omitted
 
 
 @dataclass
