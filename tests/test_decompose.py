@@ -268,8 +268,32 @@ def test_builtin_with_no_evidence_still_anchors_the_criteria() -> None:
                       acceptance_criteria=["tests/test_cli.py::test_verbose passes"])
     obs = decompose(req, Evidence(), make_client("builtin")).obligations
     assert [(o.obligation, o.validation) for o in obs] == [
-        ("modify", "compile"), ("validate", "tests/test_cli.py::test_verbose"),
-        ("validate", "compile")]
+        ("modify", "tests/test_cli.py::test_verbose"),
+        ("validate", "tests/test_cli.py::test_verbose"), ("validate", "compile")]
+
+
+def test_builtin_define_step_fails_until_the_test_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The modify defining a new test is checked by that test (not `compile`): with the test
+    not written it fails; with it written under a non-strict xfail anchor it passes."""
+    from plan07.model import PlanNode
+    from plan07.validate import run_check
+
+    req = Requirement(goal="Add a --verbose flag",
+                      acceptance_criteria=["tests/test_cli.py::test_verbose passes"])
+    obs = decompose(req, Evidence(), make_client("builtin")).obligations
+    define = next(o for o in obs if o.obligation == "modify")
+    assert define.target_entity == "tests/test_cli.py::test_verbose"
+    (tmp_path / "tests").mkdir()
+    test_file = tmp_path / "tests" / "test_cli.py"
+    test_file.write_text("def test_other() -> None:\n    pass\n")
+    node = PlanNode.model_validate(define.model_dump())
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # speed only
+    assert run_check(node, tmp_path, timeout=60).passed is False
+    test_file.write_text(test_file.read_text() + "\n\nimport pytest\n\n\n"
+                         "@pytest.mark.xfail(strict=False)\ndef test_verbose() -> None:\n"
+                         "    raise AssertionError('not yet')\n")
+    assert run_check(node, tmp_path, timeout=60).passed is True
 
 
 def test_builtin_refuses_a_prompt_it_did_not_make() -> None:

@@ -101,6 +101,21 @@ def node_lines(state: Path) -> dict[str, str]:
     return out
 
 
+ANCHOR = "\n\nimport pytest\n\n\n@pytest.mark.xfail(strict=False)\n"
+
+
+def write_anchor(p: Planner, v: Any) -> None:
+    """The agent's part of a step defining a test (a modify whose target is `path::name`): the
+    test from edits.json appended under a non-strict xfail marker, as `plan07 demo` does, so the
+    step's check (that test id) collects it."""
+    path, sep, name = v.target_entity.partition("::")
+    if v.obligation == "modify" and sep:
+        repo = Path(p.artifact.repo or "")
+        f = repo / path
+        f.write_text(f.read_text() + ANCHOR
+                     + json.loads((repo / "edits.json").read_text())["tests"][name])
+
+
 def drive_until(p: Planner, stop: Any) -> str:
     """Complete handed-out nodes (each must pass) until `stop(view)`; return that node's id."""
     while True:
@@ -108,6 +123,7 @@ def drive_until(p: Planner, stop: Any) -> str:
         assert v is not None, "the plan ran out before the stop node"
         if stop(v):
             return v.node_id
+        write_anchor(p, v)
         verdict = p.complete(v.node_id)
         assert verdict.passed, verdict.output_tail
 
@@ -129,7 +145,7 @@ def apply_correct_edits(repo: Path) -> None:
 def test_broken_edit_fails_replan_touches_only_dependents_then_plan_completes(
         tmp_path: Path) -> None:
     p, repo, client = create(tmp_path)
-    first = p.artifact.nodes[0].id
+    first = p.artifact.schedule.order[0]
     target = drive_until(p, is_config_change)
     assert next(n for n in p.artifact.nodes if n.id == first).state == "complete"  # pass advanced
     art = p.artifact
@@ -203,6 +219,7 @@ def test_rollback_restores_files_and_plan_state(tmp_path: Path) -> None:
     head = (git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"))
     v = p.next()
     assert v is not None
+    write_anchor(p, v)
     assert p.complete(v.node_id).passed
     reached = [c for c in p.artifact.checkpoints if c.git_ref]
     assert [c.id for c in reached] == ["CP0", "CP1"]
@@ -234,6 +251,7 @@ def test_non_git_repo_plans_but_rollback_refuses_and_resume_works(
     p, _, _ = create(tmp_path, use_git=False)
     v = p.next()
     assert v is not None
+    write_anchor(p, v)
     assert p.complete(v.node_id).passed
     saved = (p.state_dir / "plan.json").read_text()
     with pytest.raises(PlanStateError, match="not a git work tree"):
@@ -251,11 +269,19 @@ def test_non_git_repo_plans_but_rollback_refuses_and_resume_works(
 KILLER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
+    import json
     from plan07.api import Planner
 
     p = Planner.open(Path(sys.argv[1]))
+    repo = Path(sys.argv[2])
     for _ in range(2):
         v = p.next()
+        path, sep, name = v.target_entity.partition("::")
+        if v.obligation == "modify" and sep:  # write_anchor: the test under a non-strict xfail
+            body = json.loads((repo / "edits.json").read_text())["tests"][name]
+            f = repo / path
+            f.write_text(f.read_text() + "\\n\\nimport pytest\\n\\n\\n"
+                         "@pytest.mark.xfail(strict=False)\\n" + body)
         assert p.complete(v.node_id).passed
     if sys.argv[3] == "mid_edit":
         v = p.next()
