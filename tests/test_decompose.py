@@ -296,6 +296,32 @@ def test_builtin_define_step_fails_until_the_test_is_written(
     assert run_check(node, tmp_path, timeout=60).passed is True
 
 
+def test_builtin_keeps_the_src_root_of_a_test_file() -> None:
+    """A src-layout repo: recon names `src/pkg/tests/test_core.py` module `pkg.tests.test_core`
+    and keeps the file whole; the test id and the import check follow the file."""
+    from plan07.builtin_decompose import derive
+    from plan07.llm.evidence_index import EvidenceIndex
+
+    ev = Evidence.model_validate({"recon": {
+        "nodes": [{"id": "pkg.core.parse", "kind": "function", "file": "src/pkg/core.py"},
+                  {"id": "pkg.core.Loader", "kind": "class", "file": "src/pkg/core.py"},
+                  {"id": "pkg.tests.test_core.test_parse", "kind": "test",
+                   "file": "src/pkg/tests/test_core.py"},
+                  {"id": "pkg", "kind": "module", "file": "src/pkg/__init__.py"}],
+        "edges": [{"src": "pkg.tests.test_core.test_parse", "dst": "pkg.core.parse",
+                   "kind": "tests"}]},
+        "localization": [{"entity": "pkg.core.parse", "score": 0.9}]})
+    ix = EvidenceIndex(ev)
+    test = "src/pkg/tests/test_core.py::test_parse"
+    assert ix.tests == {"pkg.tests.test_core.test_parse": test}
+    assert ix.check(["pkg.core.parse"]) == test
+    assert ix.check(["pkg.core.Loader"]) == "import:pkg.core"
+    assert ix.module("pkg") == "pkg"
+    obs = derive({"goal": "Speed up `parse`", "acceptance_criteria": [], "constraints": []}, ev)
+    mod = next(o for o in obs if o.target_entity == "pkg.core.parse")
+    assert mod.validation == test
+
+
 def test_builtin_refuses_a_prompt_it_did_not_make() -> None:
     with pytest.raises(InputError, match="not a plan07 decomposition prompt"):
         make_client("builtin").complete([{"role": "user", "content": "hello"}], temperature=0,

@@ -22,14 +22,29 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def file_module(entity: str, file: str | None) -> str | None:
+    """The dotted module of `file` that `entity` is in or is, with a source root left out
+    (`src/pkg/m.py` holds `pkg.m`, recon keeps the `src/` in the node's file), else None."""
+    if not file or not file.endswith(".py"):
+        return None
+    path = file.replace("\\", "/").removeprefix("./")[:-3].removesuffix("/__init__")
+    parts = path.split("/")
+    for k in range(len(parts)):
+        mod = ".".join(parts[k:])
+        if entity == mod or entity.startswith(mod + "."):
+            return mod
+    return None
+
+
 def pytest_id(entity: str, file: str | None) -> str:
-    """A test entity as a pytest node id (docs/rules.md "Test ids")."""
+    """A test entity as a pytest node id (docs/rules.md "Test ids"): the node's file kept whole,
+    `src/` included."""
     if "::" in entity:
         return entity
-    if file and file.endswith(".py"):
-        mod = file[:-3].replace("/", ".")
-        if entity.startswith(mod + "."):
-            return f"{file}::{entity[len(mod) + 1:].replace('.', '::')}"
+    mod = file_module(entity, file)
+    if mod is not None and file is not None and entity != mod:
+        path = file.replace("\\", "/").removeprefix("./")
+        return f"{path}::{entity[len(mod) + 1:].replace('.', '::')}"
     parts = entity.split(".")
     for i in range(len(parts) - 1, 0, -1):
         if parts[i - 1].startswith("test"):
@@ -84,9 +99,9 @@ class EvidenceIndex:
 
     def module(self, e: str) -> str | None:
         n = self.nodes.get(e)
-        if n is not None and n.file and n.file.endswith(".py"):
-            mod = n.file[:-3].replace("/", ".")
-            return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+        mod = file_module(e, n.file) if n is not None else None
+        if mod is not None:
+            return mod
         parts = e.split(".")
         for i in range(len(parts) - 1, 0, -1):
             m = ".".join(parts[:i])
