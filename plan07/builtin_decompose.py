@@ -27,6 +27,7 @@ from plan07.llm.evidence_index import (
     best_tests,
     cut,
     edge_line,
+    mentioned,
     named,
     slug,
     words,
@@ -61,6 +62,7 @@ class _Derivation:
     constraints: list[str]
     ranked: list[Localization] = field(default_factory=list)
     primary: list[Localization] = field(default_factory=list)
+    named: set[str] = field(default_factory=set)  # primaries the request names, not localized
     mods: dict[str, _Draft] = field(default_factory=dict)  # entity -> its modify
     order: list[str] = field(default_factory=list)  # modified entities, primaries first
     widened: list[str] = field(default_factory=list)
@@ -96,9 +98,16 @@ def _targets(d: _Derivation) -> None:
     strong = [x for x in d.ranked if x.score >= caps.BUILTIN_PRIMARY_SCORE_RATIO * d.top
               and x.score > bar and x not in names][: caps.BUILTIN_MAX_PRIMARY]
     d.primary = [x for x in d.ranked if x in names or x in strong]
-    if not d.ranked:  # no localization: the sources of the changes the impact DAG projects
+    # The entities the request names in code (backticked or dotted), resolved against recon:
+    # seeds as if localized, so a bundle without localization still modifies what is asked.
+    ranked = {x.entity for x in d.ranked}
+    for e in dict.fromkeys(r for r in map(d.ix.resolve, mentioned(text)) if r):
+        if e not in ranked:
+            d.primary.append(Localization(entity=e, score=0.0))
+            d.named.add(e)
+    if not d.ranked:  # no localization: also the sources of the changes the impact DAG projects
         srcs = sorted({i.src for i in d.evidence.impact.edges if i.cause in BREAKING_CAUSES})
-        d.primary = [Localization(entity=s, score=0.0) for s in srcs]
+        d.primary += [Localization(entity=s, score=0.0) for s in srcs if s not in d.named]
 
 
 def _modifies(d: _Derivation) -> None:
@@ -108,6 +117,8 @@ def _modifies(d: _Derivation) -> None:
     ix = d.ix
     for loc in d.primary:
         d.mods[loc.entity] = _Draft("modify", loc.entity, [],
+                                    f"03 recon {loc.entity}: named by the requirement"
+                                    if loc.entity in d.named else
                                     f"05 localization {loc.entity} score {loc.score:.2f}", "")
         d.order.append(loc.entity)
     first, queue = set(d.order), list(d.order)
@@ -155,7 +166,8 @@ def _criteria(d: _Derivation) -> None:
     cites: dict[str, list[str]] = defaultdict(list)
     for n, c in enumerate(d.criteria, 1):
         tests = [t.rstrip(".:") for t in TEST_ID.findall(c)]
-        hit = [e for e in d.order if named(c, e)]
+        resolved = {d.ix.resolve(x) for x in mentioned(c)}
+        hit = [e for e in d.order if named(c, e) or e in resolved]
         for e in hit:
             cites[e].append(f"criterion {n}: {c}")
         if DEFAULT_WORDS.search(c) and d.order:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from plan07 import caps
 from plan07.errors import InputError
 from plan07.llm.base import LLMClient
+from plan07.llm.evidence_index import named_seeds
 from plan07.llm.prompt import (
     RESPONSE_FORMAT,
     evidence_lines,
@@ -23,7 +24,16 @@ from plan07.llm.prompt import (
     render,
     scoped_system,
 )
-from plan07.model import Decomposition, Evidence, Impact, Obligation, Recon, Requirement, Usage
+from plan07.model import (
+    Decomposition,
+    Evidence,
+    Impact,
+    Localization,
+    Obligation,
+    Recon,
+    Requirement,
+    Usage,
+)
 
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.S)
 
@@ -36,7 +46,14 @@ def requirement_record(requirement: Requirement) -> dict[str, Any]:
 
 
 def assemble(requirement: Requirement, evidence: Evidence) -> list[dict[str, str]]:
-    """The §4 prompt: the requirement artifact, then the evidence summaries (06, 05, 04, 03)."""
+    """The §4 prompt: the requirement artifact, then the evidence summaries (06, 05, 04, 03).
+    A bundle without localization gets the recon entities the goal/criteria name in code as
+    its 05 seeds (plan07.llm.evidence_index.named_seeds), so the prompt shows them first."""
+    if not evidence.localization:
+        text = " ".join([requirement.goal, *requirement.acceptance_criteria])
+        seeds = [Localization(entity=e, score=1.0) for e in named_seeds(text, evidence)]
+        if seeds:
+            evidence = evidence.model_copy(update={"localization": seeds})
     return render(requirement_record(requirement), evidence_lines(evidence))[0]
 
 

@@ -30,7 +30,7 @@ from plan07.decompose import (
 from plan07.errors import InputError
 from plan07.llm import Completion, LLMClient, make_client
 from plan07.llm.prompt import SYSTEM, failure_line, header_only, one_line, read
-from plan07.model import Evidence, Obligation, Requirement
+from plan07.model import Evidence, Localization, Obligation, Requirement
 
 UPDATE = os.environ.get("PLAN07_UPDATE_GOLDENS") == "1"
 CASES = {"session_timeout": FIXTURE, "example": GOLDEN / "example"}
@@ -320,6 +320,66 @@ def test_builtin_keeps_the_src_root_of_a_test_file() -> None:
     obs = derive({"goal": "Speed up `parse`", "acceptance_criteria": [], "constraints": []}, ev)
     mod = next(o for o in obs if o.target_entity == "pkg.core.parse")
     assert mod.validation == test
+
+
+def _recon_only(n_filler: int) -> Evidence:
+    """A recon-only bundle (no localization, no impact) rooted inside the package, as
+    `plan07 recon pkg/` makes: `rich/table.py` is module `table`; `n_filler` modules sort first."""
+    nodes = [{"id": f"aaa{i:03}", "kind": "module", "file": f"aaa{i:03}.py"}
+             for i in range(n_filler)]
+    nodes += [{"id": "__init__", "kind": "module", "file": "__init__.py"},
+              {"id": "table", "kind": "module", "file": "table.py"},
+              {"id": "table.Table", "kind": "class", "file": "table.py"},
+              {"id": "table.Table.__init__", "kind": "method", "file": "table.py"},
+              {"id": "table.Column", "kind": "class", "file": "table.py"},
+              {"id": "box.Box", "kind": "class", "file": "box.py"},
+              {"id": "layout.Box", "kind": "class", "file": "layout.py"},
+              {"id": "tests.test_table.test_min_width", "kind": "test",
+               "file": "tests/test_table.py"}]
+    return Evidence.model_validate({"recon": {"nodes": nodes, "edges": []}})
+
+
+@pytest.mark.parametrize(("name", "entity"), [
+    ("table.Table", "table.Table"),  # exact
+    ("Table.__init__", "table.Table.__init__"),  # the one id ending in it
+    ("Column", "table.Column"),
+    ("rich.table.Table.__init__", "table.Table.__init__"),  # the recon root was inside rich/
+    ("rich.table", "table"),
+    ("Box", None),  # ambiguous: box.Box and layout.Box
+    ("rich.__init__", None),  # a bare dunder is no seed
+    ("test_min_width", None),  # tests are named by node id, never seeds
+    ("min_width_total", None),
+])
+def test_evidence_index_resolves_a_named_entity(name: str, entity: str | None) -> None:
+    from plan07.llm.evidence_index import EvidenceIndex
+
+    assert EvidenceIndex(_recon_only(0)).resolve(name) == entity
+
+
+def test_builtin_modifies_the_entity_the_request_names_without_localization() -> None:
+    """No localization and a recon too large for the prompt: the backticked name is resolved
+    against recon node ids and becomes the 05 seed, so the prompt shows it and it is modified."""
+    ev = _recon_only(caps.PROMPT_MAX_EVIDENCE_LINES + 10)
+    req = Requirement(goal="Make `rich.table.Table.__init__` accept a `min_width_total` argument",
+                      acceptance_criteria=["`Table.__init__` accepts `min_width_total`"])
+    user = assemble(req, ev)[1]["content"]
+    assert 'localization {"entity": "table.Table.__init__", "score": 1.0}' in user
+    obs = decompose(req, ev, make_client("builtin")).obligations
+    mods = [o for o in obs if o.obligation == "modify"]
+    assert [o.target_entity for o in mods] == ["table.Table.__init__"]
+    assert "criterion 1" in mods[0].caused_by  # the criterion cites it, no made-up test
+    assert not any("::" in o.target_entity for o in obs)
+
+
+def test_named_seeds_leave_a_localized_bundle_alone() -> None:
+    ev = _recon_only(0)
+    ev.localization = [Localization(entity="table.Column", score=0.8)]
+    req = Requirement(goal="Fix `Table.__init__`", acceptance_criteria=["it works"])
+    user = assemble(req, ev)[1]["content"]
+    assert user.count("\nlocalization ") == 1
+    obs = decompose(req, ev, make_client("builtin")).obligations
+    # the builtin still modifies what the request names, beside the localized candidate
+    assert "table.Table.__init__" in {o.target_entity for o in obs if o.obligation == "modify"}
 
 
 def test_builtin_refuses_a_prompt_it_did_not_make() -> None:

@@ -72,9 +72,39 @@ class EvidenceIndex:
                 self.exercised[e.dst].add(self.tests[e.src])
             if e.kind in CONSUME_KINDS:
                 self.used[e.src].add(e.dst)
+        self._by_suffix: dict[str, set[str]] | None = None  # dotted suffix -> ids, lazily
         self.out: dict[str, list[ImpactEdge]] = defaultdict(list)  # by src, strongest first
         for i in sorted(ev.impact.edges, key=lambda i: (-i.confidence, i.dst)):
             self.out[i.src].append(i)
+
+    def resolve(self, name: str) -> str | None:
+        """The recon node a dotted name in a request means: the exact id; else the one id
+        ending in `.name` (unique); else the longest id that is a dotted suffix of `name` (the
+        recon root was inside the package: `rich.table.Table` is node `table.Table`). Never a
+        test (criteria name tests by node id) and never a bare dunder."""
+        def ok(i: str) -> bool:
+            return not self.is_test(i)
+
+        if name in self.nodes:
+            return name if ok(name) else None
+        if self._by_suffix is None:
+            self._by_suffix = defaultdict(set)
+            for i in self.nodes:
+                parts = i.split(".")
+                for k in range(1, len(parts)):
+                    self._by_suffix[".".join(parts[k:])].add(i)
+        hits = sorted(i for i in self._by_suffix.get(name, ()) if ok(i))
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            return None  # ambiguous: not a seed
+        parts = name.split(".")
+        for k in range(1, len(parts)):
+            tail = ".".join(parts[k:])
+            if tail in self.nodes and ok(tail) and not (k == len(parts) - 1
+                                                        and tail.startswith("__")):
+                return tail
+        return None
 
     def is_test(self, e: str) -> bool:
         """A test, or anything inside a test module."""
@@ -154,6 +184,28 @@ def named(text: str, entity: str) -> bool:
     """`text` names `entity`, not inside a longer dotted name (`plan07.schema.parse` does not
     name `decompose.parse`)."""
     return any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", text) for n in names(entity))
+
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_NAME = re.compile(r"\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+_DOTTED = re.compile(r"(?<![\w.`/])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w/])")
+
+
+def mentioned(text: str) -> list[str]:
+    """The code names a text gives, in order: each backticked name (its leading dotted
+    identifier: `Table.__init__()` -> `Table.__init__`) and each bare dotted name."""
+    found = [n.group(1) for m in _BACKTICKED.finditer(text) if (n := _NAME.match(m.group(1)))]
+    found += [m.group(0) for m in _DOTTED.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def named_seeds(text: str, evidence: Evidence) -> list[str]:
+    """The recon entities `text` names in code (`mentioned`, resolved by
+    `EvidenceIndex.resolve`), in the order named: localization seeds for a bundle that has none."""
+    if not evidence.recon.nodes:
+        return []
+    ix = EvidenceIndex(evidence)
+    return list(dict.fromkeys(r for r in map(ix.resolve, mentioned(text)) if r))
 
 
 def words(text: str) -> set[str]:
