@@ -50,3 +50,27 @@ def test_shipped_rules_are_clean(repo_root: Path) -> None:
     rules = repo_root / "rules" / "ordering.dl"
     assert lint_file(rules, fixtures=repo_root / "tests" / "rules") == []
     assert main(["rules", "lint"]) == 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["/nonexist.dl"], "error: /nonexist.dl: FILE: rule file not found\n"),
+    (["{tmp}"], "error: {tmp}: FILE: not a rule file\n"),
+    (["rules/ordering.dl", "--fixtures", "{tmp}/nope"],
+     "error: {tmp}/nope: --fixtures: fixtures folder not found\n"),
+])
+def test_lint_bad_input_is_one_line_exit_2(args: list[str], message: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str],
+                                           repo_root: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    monkeypatch.chdir(repo_root)
+    assert main(["rules", "lint", *[a.format(tmp=tmp_path) for a in args]]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", message.format(tmp=tmp_path))
+
+
+def test_default_fixtures_root_is_guarded(tmp_path: Path, repo_root: Path) -> None:
+    from plan07.cli.rules import default_fixtures
+
+    assert default_fixtures(Path("/ordering.dl")) is None  # at the root: no parents[1]
+    assert default_fixtures(tmp_path / "rules" / "x.dl") is None  # no tests/rules beside
+    assert default_fixtures(repo_root / "rules" / "ordering.dl") == repo_root / "tests" / "rules"

@@ -184,6 +184,14 @@ def rules_test(
         raise typer.Exit(1)
 
 
+def default_fixtures(path: Path) -> Path | None:
+    """`tests/rules` beside the `rules/` folder holding `path`, when it exists (a rule file at
+    the filesystem root has no such folder): the rule-without-fixture check's root."""
+    parents = path.resolve().parents
+    beside = parents[1] / "tests" / "rules" if len(parents) > 1 else None
+    return beside if beside is not None and beside.is_dir() else None
+
+
 @rules_app.command("lint")
 def rules_lint(
     file: Annotated[Path | None, typer.Argument(help="Rule file (default "
@@ -198,8 +206,13 @@ def rules_lint(
     from plan07.engine.lint import lint_file
 
     path = rules_path(file)
-    root = fixtures if fixtures is not None else path.resolve().parents[1] / "tests" / "rules"
-    findings = lint_file(path, fixtures=root)
+    if not path.is_file():
+        raise InputError("rule file not found" if not path.exists() else "not a rule file",
+                         field="FILE", source=str(path))
+    if fixtures is not None and not fixtures.is_dir():
+        raise InputError("fixtures folder not found", field="--fixtures", source=str(fixtures))
+    findings = lint_file(path, fixtures=fixtures if fixtures is not None
+                         else default_fixtures(path))
     if as_json:
         print_json([f.__dict__ for f in findings])
     else:
