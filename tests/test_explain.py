@@ -136,6 +136,21 @@ def test_cli_explain_from_state_and_files(tmp_path: Path,
     assert "no plan.json here" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("source", ["state", "files", "facts"])
+def test_cli_explain_unknown_violation_kind_is_bad_input(
+        source: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown kind exits 2 listing the kinds the rules define (a kind that does not hold
+    for the nodes is the domain "no", exit 1)."""
+    args = {"state": ["--state", str(_plan(tmp_path, with_evidence=True))],
+            "files": ["--obligations", str(SPEC / "obligations.json")],
+            "facts": ["--facts", str(next(c.path / "facts.dl" for c in discover()
+                                          if (c.path / "facts.dl").exists()))]}[source]
+    assert main(["explain", "--violation", "nosuch", "O1", *args]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: --violation: unknown violation kind 'nosuch'; known kinds: "
+                   "contradicts_ladder, ungrounded, unknown_dependency, unplanned_consumer\n")
+
+
 def test_cli_explain_from_state_evidence_sidecar_or_flag(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = _plan(tmp_path, with_evidence=False)

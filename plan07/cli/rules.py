@@ -98,6 +98,8 @@ def explain(
 
     if violation is None and dst is None:
         raise InputError("explain an edge needs SRC and DST (or --violation KIND)", field="DST")
+    if violation is not None:
+        check_violation_kind(violation, rules)
     if facts is not None:
         proof = _explain_facts(facts, src, dst, violation, depth, rules)
     else:
@@ -126,6 +128,30 @@ def explain(
             typer.echo(f"  {line}")
     if not proof.holds:
         raise typer.Exit(1)
+
+
+def violation_kinds(rules: Path | None = None) -> list[str] | None:
+    """The kinds the rule file's `violation(A, B, "kind")` heads name (docs/rules.md
+    "Violations"), sorted; None when a head leaves the kind a variable (then any kind may hold)."""
+    from plan07.engine import load_program
+    from plan07.engine.ir import Const
+
+    kinds: set[str] = set()
+    for r in load_program(rules).rules:
+        if r.head.relation == "violation" and r.head.args:
+            kind = r.head.args[-1]
+            if not isinstance(kind, Const):
+                return None
+            kinds.add(str(kind.value))
+    return sorted(kinds)
+
+
+def check_violation_kind(kind: str, rules: Path | None = None) -> None:
+    """An unknown kind is bad input (exit 2), not a violation that does not hold (exit 1)."""
+    kinds = violation_kinds(rules)
+    if kinds is not None and kind not in kinds:
+        raise InputError(f"unknown violation kind {kind!r}; known kinds: {', '.join(kinds)}",
+                         field="--violation")
 
 
 def _explain_facts(path: Path, src: str, dst: str | None, violation: str | None,
