@@ -43,13 +43,54 @@ def _ancestors(by_id: dict[str, Obligation], start: str) -> set[str]:
     return seen
 
 
-def _check_feedback(obligations: Sequence[Obligation], fb: Feedback) -> None:
+def _check_ids(obligations: Sequence[Obligation], fb: Feedback) -> None:
     ids = {o.id for o in obligations}
-    unknown = sorted(set(fb.falsified_obligations) - ids)
-    if unknown:
-        raise InputError(f"feedback falsifies unknown obligation(s) {', '.join(unknown)}; the "
-                         f"plan has {', '.join(sorted(ids)) or 'none'}",
-                         field="falsified_obligations")
+    for i, oid in enumerate(fb.falsified_obligations):
+        if oid not in ids:
+            raise InputError(f"feedback falsifies unknown obligation {oid!r}; the plan has "
+                             f"{', '.join(sorted(ids, key=_id_key)) or 'none'}",
+                             field=f"falsified_obligations[{i}]")
+
+
+def _id_key(oid: str) -> tuple[str, int]:
+    m = re.fullmatch(r"(\D*)(\d+)", oid)
+    return (m[1], int(m[2])) if m else (oid, -1)
+
+
+def _check_edges(obligations: Sequence[Obligation], evidence: Evidence, fb: Feedback) -> None:
+    """An impact edge's ends must be entities the plan knows: a recon node of its evidence or an
+    obligation's target (checked only when the evidence has recon nodes). The ends of an edge the
+    feedback also falsifies are skipped (that edge is dropped), so the merged evidence
+    (`merge_evidence`) checks the same as the plan's own."""
+    nodes = {n.id for n in evidence.recon.nodes}
+    if not nodes:
+        return
+    known = nodes | {o.target_entity for o in obligations}
+    for i, edge in enumerate(fb.impact_edges):
+        if any(_covers(e, end) for e in fb.falsified_entities for end in (edge.src, edge.dst)):
+            continue
+        for end in ("src", "dst"):
+            entity = getattr(edge, end)
+            if entity not in known:
+                raise InputError(f"impact edge to {entity!r}, which is not an entity of the "
+                                 "plan's evidence (no recon node, no obligation targets it); "
+                                 "re-run recon or fix the feedback",
+                                 field=f"impact_edges[{i}].{end}")
+
+
+def check_feedback(obligations: Sequence[Obligation], evidence: Evidence, fb: Feedback) -> None:
+    """Refuse feedback that names what the plan does not know, naming the JSON path: an unknown
+    falsified obligation; an impact edge end that is no entity of the evidence; a falsified
+    entity that is neither a recon node nor covers an obligation's target (it would change
+    nothing). `evidence` is the plan's, before `merge_evidence` drops the falsified nodes."""
+    _check_ids(obligations, fb)
+    _check_edges(obligations, evidence, fb)
+    nodes = {n.id for n in evidence.recon.nodes}
+    for i, e in enumerate(fb.falsified_entities):
+        if e not in nodes and not any(_covers(e, o.target_entity) for o in obligations):
+            raise InputError(f"feedback falsifies unknown entity {e!r}: no recon node of the "
+                             "plan's evidence and no obligation's target is it or inside it",
+                             field=f"falsified_entities[{i}]")
 
 
 def revise(
@@ -68,9 +109,13 @@ def revise(
       with `caused_by` naming the feedback and depending on the obligations that change src;
       if one covers dst but does not depend on src's obligation, adds that dependency;
     - touched = every added, changed or re-wired obligation (removed ids are not returned).
+
+    Raises InputError naming the JSON path for an unknown falsified obligation or an impact edge
+    end that is no entity of `evidence` (when it has recon nodes); callers check the falsified
+    entities with `check_feedback` on the evidence before `merge_evidence`.
     """
-    del evidence  # the feedback carries its own edges; kept in the signature for the rules' scope
-    _check_feedback(obligations, feedback)
+    _check_ids(obligations, feedback)  # check_feedback checks the falsified entities, given
+    _check_edges(obligations, evidence, feedback)  # the evidence before merge_evidence
     obs = [o.model_copy(deep=True) for o in obligations]
     revs: list[Revision] = []
     touched: set[str] = set()

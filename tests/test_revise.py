@@ -163,3 +163,78 @@ def test_changer_and_cycle_table(fb: Feedback, expect_deps: dict[str, list[str]]
     for i, deps in expect_deps.items():
         assert next(o for o in new if o.id == i).dependencies == deps
     assert len(revs) == n_revs
+
+
+RECON = Evidence.model_validate({"recon": {"nodes": [
+    {"id": n, "kind": k} for n, k in [
+        ("pkg.auth.SessionConfig", "class"), ("pkg.auth.SessionManager.load", "method"),
+        ("pkg.cli.main", "function"), ("pkg.legacy.shim", "function")]]}})
+
+
+@pytest.mark.parametrize(("evidence", "fb", "field"), [
+    # an edge end that is no recon node and no obligation's target
+    (RECON, Feedback(caused_by="O1", impact_edges=[
+        edge("pkg.auth.SessionConfig", "pkg.cli.main"),
+        edge("pkg.auth.SessionConfig", "pkg.nosuch.f")]), r"impact_edges\[1\]\.dst"),
+    (RECON, Feedback(caused_by="O1", impact_edges=[edge("pkg.nosuch", "pkg.cli.main")]),
+     r"impact_edges\[0\]\.src"),
+    # a falsified entity that is neither a recon node nor covers a target changes nothing
+    (RECON, Feedback(caused_by="O1", falsified_entities=["pkg.legacy.shim", "pkg.nosuch"]),
+     r"falsified_entities\[1\]"),
+    (EV, Feedback(caused_by="O1", falsified_entities=["pkg.nosuch"]), r"falsified_entities\[0\]"),
+    (EV, Feedback(caused_by="O1", falsified_obligations=["O2", "O9"]),
+     r"falsified_obligations\[1\]"),
+    # known: recon nodes, targets, what covers a target, any edge when recon has no nodes
+    (RECON, Feedback(caused_by="O1", impact_edges=[edge("pkg.auth.SessionConfig", "pkg.web.view")],
+                     falsified_entities=["pkg.legacy.shim", "pkg.web"]), None),
+    (RECON, Feedback(caused_by="O1", impact_edges=[edge("pkg.web.view", "pkg.web.gone")],
+                     falsified_entities=["pkg.web"]), None),  # the edge goes with pkg.web
+    (EV, Feedback(caused_by="O1", impact_edges=[edge("a", "b")]), None),
+])
+def test_check_feedback_names_what_the_plan_does_not_know(
+        evidence: Evidence, fb: Feedback, field: str | None) -> None:
+    from plan07.revise import check_feedback
+
+    if field is None:
+        check_feedback(PLAN, evidence, fb)
+        return
+    with pytest.raises(InputError) as exc:
+        check_feedback(PLAN, evidence, fb)
+    assert exc.value.one_line().startswith(field.replace("\\", "") + ": ")
+
+
+def test_revise_refuses_an_edge_to_an_entity_outside_the_evidence() -> None:
+    fb = Feedback(caused_by="O1", impact_edges=[edge("pkg.auth.SessionConfig", "pkg.nosuch.f")])
+    with pytest.raises(InputError, match=r"pkg\.nosuch\.f"):
+        revise(PLAN, RECON, fb)
+    new, _, _ = revise(PLAN, EV, fb)  # no recon nodes: nothing to check against
+    assert new[-1].target_entity == "pkg.nosuch.f"
+
+
+@pytest.mark.parametrize(("fb", "field"), [
+    ({"caused_by": "O1", "impact_edges": [{"src": "pkg.auth.SessionConfig", "dst": "pkg.nosuch",
+                                           "relation": "CalledBy", "cause": "sig_change",
+                                           "confidence": 0.9}]}, "impact_edges[0].dst"),
+    ({"caused_by": "O1", "falsified_entities": ["pkg.nosuch"]}, "falsified_entities[0]"),
+    ({"caused_by": "O1", "falsified_obligations": ["O9"]}, "falsified_obligations[0]"),
+])
+def test_cli_feedback_refuses_unknown_names_and_writes_nothing(
+        fb: dict[str, object], field: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from plan07.cli import main
+    from plan07.model import PlanArtifact, PlanNode, Requirement
+
+    art = PlanArtifact(plan_id="plan-test", requirement=Requirement(goal="g",
+                       acceptance_criteria=["x"]),
+                       nodes=[PlanNode.model_validate(o.model_dump()) for o in PLAN],
+                       checkpoints=[], branch_scores={}, revision_history=[], audit=[],
+                       evidence=RECON)
+    (tmp_path / "plan.json").write_text(art.model_dump_json(by_alias=True))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    (tmp_path / "f.json").write_text(json.dumps(fb))
+    assert main(["feedback", str(tmp_path / "f.json"), "--state", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: {field}: ")
+    assert captured.err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "f.json"} == before
