@@ -323,11 +323,11 @@ def test_feedback_adds_the_unforeseen_consumer_and_rewalks_locally(tmp_path: Pat
                    if n.obligation == "modify" and n.target_entity == CONFIG)
     edges_before = list(art.edges)
     fb = Feedback(caused_by=changer, impact_edges=[ImpactEdge(
-        src=CONFIG, dst="sessions.cli.main", relation="CalledBy", cause="sig_change",
+        src=CONFIG, dst="sessions.manager", relation="CalledBy", cause="sig_change",
         confidence=0.8)])
     revs = p.feedback(fb)
     art = p.artifact
-    added = [n for n in art.nodes if n.target_entity == "sessions.cli.main"]
+    added = [n for n in art.nodes if n.target_entity == "sessions.manager"]
     assert len(added) == 1
     assert added[0].dependencies == [changer]
     assert changer in added[0].caused_by
