@@ -9,8 +9,9 @@ processes driving one plan never lose an update. The private steps are kept smal
 
 from __future__ import annotations
 
-import hashlib
+import math
 import os
+import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -93,9 +94,15 @@ class Planner:
         state_dir: Path | None = None,
         engine: str = "pydatalog",
         task_text: str | None = None,
+        plan_id: str | None = None,
+        now: str | None = None,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
-        schedule -> persist. Raises before anything is written when a stage refuses."""
+        schedule -> persist. Raises before anything is written when a stage refuses: the plan
+        is built and size-checked in memory first, and only then are an older plan's checkpoints
+        cleared, the CP0 snapshot taken and files written. `plan_id` / `now` fix the id and the
+        timestamps (tests); by default the id is fresh and unique (`new_plan_id`)."""
+        from plan07 import checkpoint
         from plan07.canonicalize import canonicalize
         from plan07.decompose import decompose
         from plan07.evidence import build_evidence, neighbourhood
@@ -122,13 +129,25 @@ class Planner:
         artifact = build_artifact(
             requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
             llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
-            usage=[dec.usage] if dec.usage else [], now=_now(),
+            usage=[dec.usage] if dec.usage else [], now=now or _now(), plan_id=plan_id,
         )
+        if plan_id is not None:
+            checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
+        planner = cls(d, None if isinstance(llm, str) else client)
+        cp0 = artifact.checkpoints[0]
+        planner._record(artifact, cp0.id, "checkpoint", _checkpoint_trace(cp0), time=now)
+        # everything that can refuse runs before anything is written (issue: a refused plan
+        # must leave no file, lock, ref, and an older plan in `d` whole)
+        ref = checkpoint.planned_ref(d, repo.resolve(), artifact.plan_id, cp0.id)
+        artifact.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
+        prepared = state.prepare(artifact)  # refused (cap named) here, nothing written yet
         with state.lock(d):
-            planner = cls(d, None if isinstance(llm, str) else client)
-            planner._on_checkpoint(artifact, artifact.checkpoints[0])
-            state.save(d, artifact)  # refused (cap named) before anything is written
+            checkpoint.clear(d)  # a new plan in this state dir: older records are not ours
+            taken = checkpoint.record(d, artifact, artifact.checkpoints[0], check_owner=False)
+            if taken.git_ref != ref:
+                raise PlanStateError(f"the CP0 snapshot went to {taken.git_ref}, not {ref}")
+            state.write(d, artifact, prepared)
             # sidecars of a plan this one replaced (only after the save, so a refused plan
             # leaves the old one whole)
             used = {artifact.evidence_file} | {
@@ -172,17 +191,63 @@ class Planner:
     def dag(self) -> PlanDAG:
         return dag_of(self.artifact)
 
+    def termination_blockers(self) -> list[str]:
+        """Why the plan may not terminate yet (empty: it may). When `next()` returns None, a
+        harness must check this: a plan ends only at checkable or confirmed predicates (§3.1)."""
+        from plan07.validate import termination_blockers
+
+        return termination_blockers(self.artifact)
+
+    def confirm(self, criteria: Iterable[int] | Literal["all"]) -> list[int]:
+        """§3.1 step 2: the user confirms acceptance criteria (1-based numbers, or "all": every
+        derived criterion and every command plan07 does not run, still unsettled). A criterion
+        naming a test no validation runs may be confirmed by its number only. Recorded in the
+        audit and the revision history; returns the newly confirmed numbers."""
+        from plan07.validate import criteria_status
+
+        with self._transaction() as art:
+            status = criteria_status(art)
+            if criteria == "all":
+                wanted = [c.index for c in status if c.confirmable]
+            else:
+                wanted = sorted(set(criteria))
+                for i in wanted:
+                    if not 1 <= i <= len(status):
+                        raise InputError(f"no acceptance criterion {i}; the plan has "
+                                         f"1..{len(status)} (`plan07 status` lists them)",
+                                         field="criteria")
+                    c = status[i - 1]
+                    if c.kind == "named":
+                        raise InputError(f"criterion {i} was named by the request and needs no "
+                                         "confirmation", field="criteria")
+                    if c.covered_by:
+                        raise InputError(f"criterion {i} is already proven by the passing "
+                                         f"validation of {', '.join(c.covered_by)}",
+                                         field="criteria")
+            new = [i for i in wanted if not status[i - 1].confirmed]
+            if not new:
+                return []
+            art.confirmed_criteria = sorted(set(art.confirmed_criteria or []) | set(new))
+            nums = ", ".join(map(str, new))
+            texts = "; ".join(repr(status[i - 1].text[:60]) for i in new)
+            self._record(art, "plan", "confirmed",
+                         f"acceptance criteria {nums} confirmed by the user: {texts}"
+                         [: caps.FIELD_MAX_CHARS])
+            self._revise(art, f"confirmed acceptance criteria {nums} (§3.1 step 2)", "user")
+            return new
+
     # -----------------------------------------------------------------------------------------
     # driving
 
     def next(self) -> DriverView | None:
         """§3.4: the single actionable obligation (the one handed out, until it completes);
-        None when nothing is ready (the plan is done, or waits on a failed node)."""
+        None when nothing is left to hand out: the plan is done, or waits on a failed node whose
+        replans are spent. Then `termination_blockers()` says whether the plan may terminate."""
         with self._transaction() as art:
             nodes = {n.id: n for n in art.nodes}
             current = nodes.get(art.active or "")
             if current is None or current.state == "complete" or current.status != "ready":
-                current = driver.pick(dag_of(art))
+                current = driver.pick(dag_of(art), skip=stuck_nodes(art))
             if current is None:
                 art.active = None
                 return None
@@ -215,17 +280,24 @@ class Planner:
 
     def complete(self, node_id: str, *, timeout: float = 120.0) -> Verdict:
         """§3.5: run the node's validation (outside the lock), then record the verdict. pass ->
-        complete, reschedule, checkpoints reached; fail -> `_on_fail`."""
+        complete, reschedule, checkpoints reached; fail -> `_on_fail`. Only the handed-out node
+        (§3.4: the single actionable obligation) is validated; `timeout` must be > 0 seconds."""
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise InputError(f"timeout {timeout!r} must be a number of seconds > 0",
+                             field="--timeout")
         art = self.artifact
         node = _node(art, node_id)
         if node.state == "complete":
             raise PlanStateError(f"obligation {node_id!r} is already complete; run `plan07 next`")
+        if node_id in stuck_nodes(art):
+            raise PlanStateError(_stuck_text(node_id, art.bounds[node_id].replans))
         if node.status != "ready":
             done = {n.id for n in art.nodes if n.state == "complete"}
             waiting = [d for d in node.dependencies if d not in done]
             why = f"waits on {', '.join(waiting)}" if waiting else "is an alternative branch"
             raise PlanStateError(f"obligation {node_id!r} is {node.status}: it {why}; "
                                  "complete those first (`plan07 next` shows the ready one)")
+        driver.require_active(art.active, node_id)  # §3.4: only the handed-out node
         if not art.repo:
             raise PlanStateError("the plan records no repository; re-run `plan07 plan --repo DIR`")
         members, repo = art.collapsed.get(node_id, []), Path(art.repo)
@@ -368,9 +440,9 @@ class Planner:
                 state.save(self.state_dir, art)
 
     def _record(self, art: PlanArtifact, node_id: str, event: str, trace: str, *,
-                accepted_edit: str = "") -> None:
+                accepted_edit: str = "", time: str | None = None) -> None:
         art.audit.append(AuditRow(obligation=node_id, accepted_edit=accepted_edit, trace=trace,
-                                  event=event, time=_now()))
+                                  event=event, time=time or _now()))
 
     def _revise(self, art: PlanArtifact, change: str, caused_by: str) -> Revision:
         last = state.full_revisions(self.state_dir, art)[-1:] if state.exists(self.state_dir) \
@@ -417,6 +489,17 @@ class Planner:
         scoped call falls back, the subgraph is kept and the failed node is offered again."""
         from plan07.validate import scoped_replan
 
+        if art.active == node_id:
+            art.active = None
+        # a replan count kept across replans (ids are reused), so one failure cannot loop
+        spent = art.bounds.get(node_id, NodeBounds())
+        if spent.replans >= caps.MAX_REPLANS_PER_NODE:
+            self._record(art, node_id, "replan_refused",
+                         _stuck_text(node_id, spent.replans)[: caps.FIELD_MAX_CHARS])
+            self._reschedule(art)
+            return
+        attempt = spent.replans + 1
+        art.bounds[node_id] = spent.model_copy(update={"replans": attempt})
         evidence = state.evidence_of(self.state_dir, art)
         rev = (state.full_revisions(self.state_dir, art)[-1:] or art.revision_history[-1:])
         prefix = f"{node_id.split('_')[0]}.r{(rev[0].rev + 1) if rev else 1}."
@@ -440,8 +523,6 @@ class Planner:
 
             return derive_order(scope, evidence, engine=art.engine)
 
-        if art.active == node_id:
-            art.active = None
         try:
             result = scoped_replan(art.nodes, obligations_of(art),
                                    OrderResult(edges=art.edges, violations=art.violations),
@@ -469,8 +550,17 @@ class Planner:
             setattr(art, name, getattr(trial, name))
         if art.active in result.affected:
             art.active = None
-        for oid in result.removed:
-            art.bounds.pop(oid, None)
+        # bounds: a node gone from the plan leaves them; a reused id keeps its counters (edits,
+        # test calls, replans); every node of the fresh fragment carries this replan's count
+        fresh = {o.id for o in result.added}
+        node_ids = {n.id for n in art.nodes}
+        for nid in [*result.affected, *result.removed]:
+            if nid not in node_ids:
+                art.bounds.pop(nid, None)
+        for n in art.nodes:
+            if (set(n.members) or {n.id}) & fresh:
+                b = art.bounds.get(n.id, NodeBounds())
+                art.bounds[n.id] = b.model_copy(update={"replans": max(b.replans, attempt)})
         self._record(art, node_id, "replanned",
                      f"scoped replan of {', '.join(sort_ids(result.affected))} (failed node + "
                      f"true dependents); rules re-walked {', '.join(sort_ids(result.rewalked))}")
@@ -487,11 +577,7 @@ class Planner:
         and the plan state recorded beside plan.json for rollback/resume."""
         from plan07 import checkpoint
 
-        if cp.step == 0:  # a new plan in this state dir: older records are not ours
-            checkpoint.clear(self.state_dir)
-        self._record(art, cp.id, "checkpoint",
-                     f"checkpoint {cp.id} reached after step {cp.step}: "
-                     f"{', '.join(cp.after) or 'the start'} validated")
+        self._record(art, cp.id, "checkpoint", _checkpoint_trace(cp))
         ref = checkpoint.record(self.state_dir, art, cp).git_ref
         for i, c in enumerate(art.checkpoints):
             if c.id == cp.id:
@@ -544,16 +630,13 @@ def _refund_test_calls(art: PlanArtifact, node_id: str, unused: int) -> None:
 def build_artifact(
     requirement: Requirement, obligations: Sequence[Obligation], order: OrderResult,
     evidence: Evidence, *, repo: Path | None, engine: str, llm: str, usage: list[Usage], now: str,
+    plan_id: str | None = None,
 ) -> PlanArtifact:
-    """A fresh §3.7 artifact: the schedule of `obligations` with revision 1 and one audit row."""
+    """A fresh §3.7 artifact: the schedule of `obligations` with revision 1 and one audit row.
+    `plan_id` defaults to a fresh unique one (`new_plan_id`)."""
     dag = schedule(obligations, order, evidence)
-    digest = hashlib.sha256(
-        (requirement.model_dump_json() + "".join(o.model_dump_json() for o in obligations))
-        .encode()
-    ).hexdigest()[:6]
-    stamp = now[:16].replace("-", "").replace("T", "-").replace(":", "")
     art = PlanArtifact(
-        plan_id=f"plan-{stamp}-{digest}", requirement=requirement, nodes=[], checkpoints=[],
+        plan_id=plan_id or new_plan_id(now), requirement=requirement, nodes=[], checkpoints=[],
         branch_scores={}, revision_history=[
             Revision(rev=1, time=now, caused_by=f"decomposition ({llm})",
                      change=f"planned {len(obligations)} obligations, {len(order.edges)} "
@@ -565,6 +648,14 @@ def build_artifact(
     )
     _apply(art, dag, obligations)
     return art
+
+
+def new_plan_id(now: str) -> str:
+    """A plan id unique per plan: `plan-YYYYMMDD-HHMMSS-<8 random hex>`. Two plans made in the
+    same second of the same request still differ (their checkpoint refs
+    `refs/plan07/<plan_id>/...` must never collide in one repo)."""
+    stamp = now[:19].replace("-", "").replace("T", "-").replace(":", "")
+    return f"plan-{stamp}-{secrets.token_hex(4)}"
 
 
 def _apply(art: PlanArtifact, dag: PlanDAG, obligations: Sequence[Obligation]) -> None:
@@ -613,6 +704,25 @@ def reached_checkpoints(art: PlanArtifact) -> list[str]:
             break
         out.append(cp.id)
     return out
+
+
+def stuck_nodes(art: PlanArtifact) -> list[str]:
+    """Failed nodes whose scoped replans are spent (caps.MAX_REPLANS_PER_NODE): never handed out
+    again, `complete` refuses them; `plan07 feedback` or `plan07 rollback` moves the plan on."""
+    return sorted(n.id for n in art.nodes if n.state == "failed" and n.id in art.bounds
+                  and art.bounds[n.id].replans >= caps.MAX_REPLANS_PER_NODE)
+
+
+def _stuck_text(node_id: str, replans: int) -> str:
+    return (f"obligation {node_id!r} failed after {replans} scoped replans (cap "
+            f"MAX_REPLANS_PER_NODE {caps.MAX_REPLANS_PER_NODE}, ours); no further model call is "
+            "made: revise the plan with `plan07 feedback` or return to a checkpoint with "
+            "`plan07 rollback`")
+
+
+def _checkpoint_trace(cp: Checkpoint) -> str:
+    return (f"checkpoint {cp.id} reached after step {cp.step}: "
+            f"{', '.join(cp.after) or 'the start'} validated")
 
 
 def _failure_text(verdict: Verdict) -> str:

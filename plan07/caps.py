@@ -26,6 +26,12 @@ MAX_CHECKPOINTS = 32
 MAX_EDIT_FILES = 5
 MAX_TEST_CALLS = 10
 
+# Ours (the spec names no bound on re-invocation, §3.5 / §4): scoped replans charged to one plan
+# node. Past it a failure makes no model call; `complete` refuses and the user revises the plan
+# (`plan07 feedback`) or returns to a checkpoint (`plan07 rollback`). A re-decomposed fragment
+# inherits the count of the failure that produced it, so a replan of a replan stays bounded.
+MAX_REPLANS_PER_NODE = 3
+
 # §3.7 persistence + audit
 ARTIFACT_MAX_BYTES = 32 * 1024
 MAX_AUDIT_ROWS = 64

@@ -246,11 +246,38 @@ def reached(state_dir: Path) -> list[Reached]:
     return sorted(out, key=lambda r: r.seq)
 
 
-def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint) -> Checkpoint:
+def _ref_exists(repo: Path, ref: str) -> bool:
+    try:
+        _git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+    except PlanStateError:
+        return False
+    return True
+
+
+def planned_ref(state_dir: Path, repo: Path | None, plan_id: str, cp_id: str) -> str | None:
+    """The ref a snapshot of `cp_id` goes under (None outside a git work tree). Refused
+    (PlanStateError) when that ref exists and no checkpoint record in `state_dir` owns it: it
+    belongs to another plan with the same plan_id, whose rollback it would corrupt."""
+    if repo is None or not is_git_tree(repo):
+        return None
+    ref = ref_name(plan_id, cp_id)
+    if _ref_exists(repo, ref) and ref not in {r.checkpoint.git_ref for r in reached(state_dir)}:
+        raise PlanStateError(
+            f"checkpoint ref {ref} already exists in {repo} and belongs to another plan with "
+            f"plan_id {plan_id!r}; plan again with a fresh plan_id (or delete the ref: "
+            f"`git update-ref -d {ref}`)")
+    return ref
+
+
+def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint, *,
+           check_owner: bool = True) -> Checkpoint:
     """Snapshot the repo (when a git tree) and record the plan state at `cp`; returns `cp` with
-    its `git_ref`. The state dir itself is never part of a snapshot."""
+    its `git_ref`. The state dir itself is never part of a snapshot. A ref of another plan is
+    never overwritten (`planned_ref`; `check_owner=False` when the caller has checked)."""
     from plan07.state import write_atomic
 
+    if check_owner and art.repo:
+        planned_ref(state_dir, Path(art.repo), art.plan_id, cp.id)
     ref = snapshot(Path(art.repo), art.plan_id, cp.id, keep=[state_dir]) if art.repo else None
     cp = cp.model_copy(update={"git_ref": ref})
     seq = max((r.seq for r in reached(state_dir)), default=0) + 1

@@ -9,7 +9,7 @@ files, 10 test calls, the validation gate's own checks included).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from plan07 import caps
 from plan07.errors import PlanStateError
@@ -17,9 +17,11 @@ from plan07.model import DriverView, PermittedActions, PlanDAG, PlanNode
 from plan07.planner import natural_key
 
 
-def pick(dag: PlanDAG) -> PlanNode | None:
-    """§3.4 step 1: exactly one ready node not yet complete, lowest id first; None when none."""
-    ready = {n.id: n for n in dag.nodes if n.id in dag.ready and n.state != "complete"}
+def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:
+    """§3.4 step 1: exactly one ready node not yet complete, lowest id first; None when none.
+    `skip`: nodes never to hand out (failed ones whose replans are spent)."""
+    ready = {n.id: n for n in dag.nodes
+             if n.id in dag.ready and n.state != "complete" and n.id not in skip}
     if not ready:
         return None
     return ready[min(ready, key=natural_key)]

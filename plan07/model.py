@@ -294,10 +294,12 @@ class LogOverflow(Strict):
 
 class NodeBounds(Strict):
     """One obligation's use of its §3.4 bounds: distinct edited files; test calls, the harness's
-    (reported) and the validation gate's own checks together."""
+    (reported) and the validation gate's own checks together; scoped replans charged to it
+    (caps.MAX_REPLANS_PER_NODE, ours). Kept when a replan reuses the node's id."""
 
     edited_files: Annotated[list[str], Field(max_length=caps.MAX_EDIT_FILES)] = []
     test_calls: Annotated[int, Field(ge=0, le=caps.MAX_TEST_CALLS)] = 0
+    replans: Annotated[int, Field(ge=0, le=caps.MAX_REPLANS_PER_NODE)] = 0
 
 
 class PlanSchedule(Strict):
@@ -338,6 +340,10 @@ class PlanArtifact(BaseModel):
     bounds: dict[str, NodeBounds] = {}
     audit_overflow: LogOverflow | None = None
     revisions_overflow: LogOverflow | None = None
+    # §3.1 step 2: acceptance criteria (1-based) the user confirmed (`plan07 confirm`); None
+    # until the first confirmation, so a plan without one keeps its bytes
+    confirmed_criteria: list[Annotated[int, Field(ge=1, le=caps.MAX_ACCEPTANCE_CRITERIA)]] | None \
+        = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,9 +118,25 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def save(d: Path, artifact: PlanArtifact) -> int:
-    """Spill capped logs, fit 32 KB, write atomically. Returns the bytes written. Call under
-    `lock(d)`; nothing is written when the plan is refused."""
+@dataclass(frozen=True)
+class Prepared:
+    """An artifact made ready to write (`prepare`): the capped logs split off, the evidence moved
+    to its sidecar when needed, the text sized. Writing it (`write`) does no more checking."""
+
+    out: PlanArtifact  # what plan.json will hold
+    text: str
+    evidence_text: str | None
+    spill_audit: list[AuditRow]
+    spill_revs: list[Revision]
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode())
+
+
+def prepare(artifact: PlanArtifact) -> Prepared:
+    """Spill capped logs, fit 32 KB, validate — in memory only; raises InputError (the cap
+    named) when the plan cannot fit, before anything is written anywhere. Pure."""
     spill_audit = artifact.audit[: max(0, len(artifact.audit) - caps.MAX_AUDIT_ROWS)]
     spill_revs = artifact.revision_history[
         : max(0, len(artifact.revision_history) - caps.MAX_REVISIONS)
@@ -142,19 +159,31 @@ def save(d: Path, artifact: PlanArtifact) -> int:
             "re-scope the request into smaller plans",
             field="plan.json", cap=f"ARTIFACT_MAX_BYTES {caps.ARTIFACT_MAX_BYTES}",
         )
-    d.mkdir(parents=True, exist_ok=True)
-    _append(d / AUDIT_OVERFLOW, artifact.audit_overflow, spill_audit)
-    _append(d / REVISIONS_OVERFLOW, artifact.revisions_overflow, spill_revs)
-    if evidence_text is not None:
-        write_atomic(d / EVIDENCE_FILE, evidence_text)
     PlanArtifact.model_validate_json(text)  # what is written is a valid artifact
+    return Prepared(out, text, evidence_text, list(spill_audit), list(spill_revs))
+
+
+def write(d: Path, artifact: PlanArtifact, prepared: Prepared) -> int:
+    """Write what `prepare(artifact)` made ready, atomically; the caller's object then matches
+    the disk. Returns the bytes written. Call under `lock(d)`."""
+    out, text = prepared.out, prepared.text
+    d.mkdir(parents=True, exist_ok=True)
+    _append(d / AUDIT_OVERFLOW, artifact.audit_overflow, prepared.spill_audit)
+    _append(d / REVISIONS_OVERFLOW, artifact.revisions_overflow, prepared.spill_revs)
+    if prepared.evidence_text is not None:
+        write_atomic(d / EVIDENCE_FILE, prepared.evidence_text)
     write_atomic(d / PLAN_FILE, text)
     write_atomic(d / STAMP_FILE, hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
-    # the caller's object now matches the disk
     for name in ("audit", "revision_history", "audit_overflow", "revisions_overflow",
                  "evidence", "evidence_file"):
         setattr(artifact, name, getattr(out, name))
-    return size
+    return prepared.size
+
+
+def save(d: Path, artifact: PlanArtifact) -> int:
+    """Spill capped logs, fit 32 KB, write atomically (`prepare` then `write`). Returns the bytes
+    written. Call under `lock(d)`; nothing is written when the plan is refused."""
+    return write(d, artifact, prepare(artifact))
 
 
 def _count(prev: LogOverflow | None, file: str, n: int) -> LogOverflow | None:

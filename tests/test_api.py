@@ -4,14 +4,25 @@ model scripted by a replay file."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from plan07 import InputError, ModelOutputError, Planner, PlanStateError, enabled, route, state
-from plan07.model import Evidence
+from plan07 import (
+    InputError,
+    ModelOutputError,
+    Planner,
+    PlanStateError,
+    caps,
+    enabled,
+    route,
+    state,
+)
+from plan07.llm.base import Completion
+from plan07.model import Evidence, Usage
 
 REQUEST = """Make f configurable.
 
@@ -47,6 +58,15 @@ def make_repo(root: Path, *, broken_test: bool = False) -> Path:
     (repo / "tests" / "test_core.py").write_text(
         f"from pkg.core import f\n\n\ndef test_f():\n    {body}\n")
     return repo
+
+
+def drive(planner: Planner, *ids: str) -> None:
+    """Hand out and pass `ids` in turn (each must be the node `next` hands out)."""
+    for nid in ids:
+        view = planner.next()
+        assert view is not None
+        assert view.node_id == nid
+        assert planner.complete(nid).passed
 
 
 def make_plan(tmp_path: Path, obligations: list[dict[str, object]] | None = None,
@@ -138,8 +158,7 @@ def test_edits_and_test_calls_are_bounded_and_audited(tmp_path: Path) -> None:
 def test_the_gate_check_counts_against_max_test_calls(tmp_path: Path) -> None:
     # §3.4 bounds: 10 test calls per obligation, the validation gate's included (issue 7).
     planner = make_plan(tmp_path, broken_test=True)
-    for node in ("O1", "O2", "O3"):
-        assert planner.complete(node).passed
+    drive(planner, "O1", "O2", "O3")
     assert planner.artifact.bounds == {}  # a passed node leaves the bounds
     view = planner.next()
     assert view is not None
@@ -190,8 +209,8 @@ def test_complete_refuses_a_blocked_or_unknown_node(tmp_path: Path) -> None:
 
 def test_a_failed_validation_is_a_verdict_recorded_in_the_audit(tmp_path: Path) -> None:
     planner = make_plan(tmp_path, broken_test=True)
-    for node in ("O1", "O2"):
-        assert planner.complete(node).passed
+    drive(planner, "O1", "O2", "O3")
+    assert planner.next() is not None
     verdict = planner.complete("O4")
     assert not verdict.passed
     assert verdict.kind == "pytest_node"
@@ -228,23 +247,30 @@ def test_nothing_is_written_when_the_decomposition_falls_back(tmp_path: Path) ->
     assert not (tmp_path / "state" / "plan.json").exists()
 
 
-COMPLETE = """
+CHANGE = """
 import sys
 from plan07 import Planner
-print(Planner.open(sys.argv[1]).complete(sys.argv[2]).passed)
+from plan07.model import Feedback
+p = Planner.open(sys.argv[1])
+if sys.argv[2] == "complete":
+    print(p.complete("O1").passed)
+else:
+    print(p.feedback(Feedback(caused_by="O3", note="nothing observed")) == [])
 """
 
 
-def test_two_concurrent_completes_both_land_in_the_audit(tmp_path: Path) -> None:
+def test_two_concurrent_changes_both_land_in_the_audit(tmp_path: Path) -> None:
     planner = make_plan(tmp_path)
     assert planner.artifact.schedule.ready == ["O1", "O3"]
-    procs = [subprocess.Popen([sys.executable, "-c", COMPLETE, str(planner.state_dir), node],
-                              stdout=subprocess.PIPE, text=True) for node in ("O1", "O3")]
+    assert planner.next() is not None  # O1 is handed out
+    procs = [subprocess.Popen([sys.executable, "-c", CHANGE, str(planner.state_dir), what],
+                              stdout=subprocess.PIPE, text=True)
+             for what in ("complete", "feedback")]
     outs = [p.communicate()[0].strip() for p in procs]
     assert outs == ["True", "True"]
-    passed = sorted(e["node"] for e in planner.events if e["event"] == "passed")
-    assert passed == ["O1", "O3"]
-    assert {n.id for n in planner.artifact.nodes if n.state == "complete"} == {"O1", "O3"}
+    events = {(e["node"], e["event"]) for e in planner.events}
+    assert {("O1", "passed"), ("O3", "feedback")} <= events
+    assert {n.id for n in planner.artifact.nodes if n.state == "complete"} == {"O1"}
 
 
 def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(tmp_path: Path) -> None:
@@ -263,3 +289,239 @@ def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(tmp_pat
         Planner.create(REQUEST, repo=tmp_path / "repo", evidence=Evidence(),
                        llm=f"replay:{replay}", state_dir=planner.state_dir)
     assert Planner.open(planner.state_dir).events == before
+
+
+# --- a refused plan writes nothing; plan ids are unique (review fixes) -----------------------
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def git_repo(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return repo
+
+
+def huge_replay(tmp_path: Path) -> Path:
+    """64 obligations with long strings: a plan over 32 KB even with its evidence moved out."""
+    huge = [{**ob(f"O{i}", f"pkg.m.f{i}", "modify", [], "compile"), "caused_by": "c" * 500,
+             "evidence": "e" * 200, "validation": "compile " + "v" * 480} for i in range(1, 65)]
+    replay = tmp_path / "r64.txt"
+    replay.write_text(json.dumps({"obligations": huge}))
+    return replay
+
+
+def snapshot_of(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_a_refused_plan_leaves_no_file_lock_or_ref(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path)
+    st = tmp_path / "S"
+    with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES 32768"):
+        Planner.create(REQUEST, repo=repo, evidence=Evidence(),
+                       llm=f"replay:{huge_replay(tmp_path)}", state_dir=st)
+    assert not st.exists()
+    assert git(repo, "for-each-ref", "refs/plan07") == ""
+
+
+def test_a_refused_plan_leaves_an_existing_plan_and_its_checkpoints_whole(
+    tmp_path: Path,
+) -> None:
+    repo = git_repo(tmp_path)
+    replay = tmp_path / "ok.json"
+    replay.write_text(json.dumps({"obligations": OBLIGATIONS}))
+    good = Planner.create(REQUEST, repo=repo, evidence=Evidence(), llm=f"replay:{replay}",
+                          state_dir=tmp_path / "S")
+    view = good.next()
+    assert view is not None
+    assert good.complete(view.node_id).passed  # CP1 reached: two records, two refs
+    files, refs = snapshot_of(good.state_dir), git(repo, "for-each-ref", "refs/plan07")
+    assert {"checkpoints/CP0.json", "checkpoints/CP1.json"} <= set(files)
+    with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES"):
+        Planner.create(REQUEST, repo=repo, evidence=Evidence(),
+                       llm=f"replay:{huge_replay(tmp_path)}", state_dir=good.state_dir)
+    assert snapshot_of(good.state_dir) == files
+    assert git(repo, "for-each-ref", "refs/plan07") == refs
+    assert good.rollback(to="CP0").checkpoint == "CP0"  # the old plan still rolls back
+
+
+def test_two_plans_of_the_same_request_at_the_same_time_get_distinct_ids(tmp_path: Path) -> None:
+    replay = tmp_path / "ok.json"
+    replay.write_text(json.dumps({"obligations": OBLIGATIONS}))
+    repo = make_repo(tmp_path)
+    ids = {Planner.create(REQUEST, repo=repo, evidence=Evidence(), llm=f"replay:{replay}",
+                          state_dir=tmp_path / f"s{i}", now="2026-01-01T00:00:00Z")
+           .artifact.plan_id for i in range(2)}
+    assert len(ids) == 2
+    assert all(re.fullmatch(r"plan-20260101-000000-[0-9a-f]{8}", i) for i in ids)
+
+
+def test_rollback_of_one_plan_never_restores_another_plans_snapshot(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path)
+    replay = tmp_path / "ok.json"
+    replay.write_text(json.dumps({"obligations": OBLIGATIONS}))
+    core = repo / "pkg" / "core.py"
+    a = Planner.create(REQUEST, repo=repo, evidence=Evidence(), llm=f"replay:{replay}",
+                       state_dir=tmp_path / "A", now="2026-01-01T00:00:00Z")
+    original = core.read_text()
+    core.write_text("def f(x):\n    return x  # plan B's start\n")
+    Planner.create(REQUEST, repo=repo, evidence=Evidence(), llm=f"replay:{replay}",
+                   state_dir=tmp_path / "B", now="2026-01-01T00:00:00Z")
+    assert a.rollback(to="CP0").checkpoint == "CP0"
+    assert core.read_text() == original
+
+
+def test_a_checkpoint_ref_of_another_plan_is_never_overwritten(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path)
+    replay = tmp_path / "ok.json"
+    replay.write_text(json.dumps({"obligations": OBLIGATIONS}))
+    Planner.create(REQUEST, repo=repo, evidence=Evidence(), llm=f"replay:{replay}",
+                   state_dir=tmp_path / "A", plan_id="plan-fixed")
+    refs = git(repo, "for-each-ref", "refs/plan07")
+    with pytest.raises(PlanStateError, match="already exists .* another plan"):
+        Planner.create(REQUEST, repo=repo, evidence=Evidence(), llm=f"replay:{replay}",
+                       state_dir=tmp_path / "B", plan_id="plan-fixed")
+    assert not (tmp_path / "B").exists()
+    assert git(repo, "for-each-ref", "refs/plan07") == refs
+
+
+def test_complete_validates_only_the_handed_out_node(tmp_path: Path) -> None:
+    planner = make_plan(tmp_path)
+    assert planner.artifact.schedule.ready == ["O1", "O3"]
+    with pytest.raises(PlanStateError, match="'O3' was not handed out .*none is active"):
+        planner.complete("O3")
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O1"
+    before = planner.events
+    with pytest.raises(PlanStateError, match="'O3' was not handed out .*is 'O1'"):
+        planner.complete("O3")  # ready, but not the single actionable obligation (§3.4)
+    assert planner.events == before
+    assert planner.artifact.bounds == {}
+
+
+@pytest.mark.parametrize("timeout", [-5.0, 0.0, float("nan"), float("inf")])
+def test_complete_refuses_a_timeout_that_is_not_positive(tmp_path: Path, timeout: float) -> None:
+    planner = make_plan(tmp_path)
+    assert planner.next() is not None
+    before = (planner.state_dir / "plan.json").read_bytes()
+    with pytest.raises(InputError, match="timeout .* must be a number of seconds > 0"):
+        planner.complete("O1", timeout=timeout)
+    assert (planner.state_dir / "plan.json").read_bytes() == before
+
+
+# --- one failure cannot loop: replan counters kept, replans capped (review fix) --------------
+
+class Scripted:
+    """The first call returns the plan's obligations; every later (scoped) call `scoped`."""
+
+    name = "scripted"
+
+    def __init__(self, first: list[dict[str, object]], scoped: str) -> None:
+        self.first, self.scoped, self.calls = json.dumps({"obligations": first}), scoped, 0
+
+    def complete(self, messages: object, **_: object) -> Completion:
+        self.calls += 1
+        return Completion(text=self.first if self.calls == 1 else self.scoped,
+                          usage=Usage(prompt_tokens=1), finish_reason="stop")
+
+
+SAME_FRAGMENT = json.dumps({"obligations": [OBLIGATIONS[3]]})  # O4 again, same id
+
+
+@pytest.mark.parametrize(("scoped", "runs", "last"), [
+    (SAME_FRAGMENT, 4, "replan_refused"),  # replanned 3 times, each time pending again
+    ("not JSON at all", 3, "replan_kept"),  # 3 fallbacks: each was a model call
+])
+def test_a_failing_node_is_replanned_at_most_max_replans_times(
+    tmp_path: Path, scoped: str, runs: int, last: str,
+) -> None:
+    client = Scripted(OBLIGATIONS, scoped)
+    planner = Planner.create(REQUEST, repo=make_repo(tmp_path, broken_test=True),
+                             evidence=Evidence(), llm=client, state_dir=tmp_path / "state")
+    drive(planner, "O1", "O2", "O3")
+    attempt = 0
+    while (view := planner.next()) is not None and attempt < 10:
+        attempt += 1
+        assert view.node_id == "O4"
+        assert not planner.complete("O4").passed
+        assert client.calls == 1 + min(attempt, caps.MAX_REPLANS_PER_NODE)
+        bounds = planner.artifact.bounds["O4"]  # kept although the replan reused the id
+        assert (bounds.test_calls, bounds.replans) == (
+            attempt, min(attempt, caps.MAX_REPLANS_PER_NODE))
+    assert attempt == runs  # then the stuck node is not handed out again
+    assert planner.artifact.audit[-1].event == last
+    events = planner.events
+    with pytest.raises(PlanStateError, match=r"'O4' failed after 3 scoped replans .*"
+                       r"MAX_REPLANS_PER_NODE.*`plan07 feedback`.*`plan07 rollback`"):
+        planner.complete("O4")
+    assert client.calls == 1 + caps.MAX_REPLANS_PER_NODE  # no model call past the cap
+    assert planner.events == events
+    assert any("replans are spent" in b for b in planner.termination_blockers())
+
+
+def test_a_fresh_fragment_inherits_the_replan_count(tmp_path: Path) -> None:
+    fresh = json.dumps({"obligations": [{**OBLIGATIONS[3], "id": "O4.r2.1"}]})
+    client = Scripted(OBLIGATIONS, fresh)
+    planner = Planner.create(REQUEST, repo=make_repo(tmp_path, broken_test=True),
+                             evidence=Evidence(), llm=client, state_dir=tmp_path / "state")
+    drive(planner, "O1", "O2", "O3")
+    assert planner.next() is not None
+    assert not planner.complete("O4").passed
+    art = planner.artifact
+    assert "O4" not in {n.id for n in art.nodes}
+    assert "O4" not in art.bounds
+    assert art.bounds["O4.r2.1"].replans == 1
+
+
+# --- termination: a plan ends only at checked or confirmed criteria (§3.1 step 2) -------------
+
+def test_a_plan_on_a_derived_criterion_terminates_only_once_it_is_confirmed(
+    tmp_path: Path,
+) -> None:
+    replay = tmp_path / "ok.json"
+    replay.write_text(json.dumps({"obligations": OBLIGATIONS}))
+    planner = Planner.create("Make f configurable.", repo=make_repo(tmp_path),
+                             evidence=Evidence(), llm=f"replay:{replay}",
+                             state_dir=tmp_path / "state")
+    assert planner.artifact.requirement.needs_confirmation
+    drive(planner, "O1", "O2", "O3", "O4")
+    assert planner.next() is None
+    assert planner.termination_blockers() == [
+        "criterion 1 'f is configurable' was derived, not named (requirement.needs_confirmation,"
+        " §3.1): confirm it with `plan07 confirm 1` (or `--all`)"]
+    before = (planner.state_dir / "plan.json").read_bytes()
+    for bad, why in (([2], "no acceptance criterion 2; the plan has 1..1"),
+                     ([0], "no acceptance criterion 0")):
+        with pytest.raises(InputError, match=why):
+            planner.confirm(bad)
+    assert (planner.state_dir / "plan.json").read_bytes() == before
+    assert planner.confirm("all") == [1]
+    assert planner.confirm([1]) == []  # already confirmed: nothing new, nothing written
+    assert planner.termination_blockers() == []
+    art = planner.artifact
+    assert art.confirmed_criteria == [1]
+    assert (art.audit[-1].event, art.audit[-1].obligation) == ("confirmed", "plan")
+    assert art.revision_history[-1].change == "confirmed acceptance criteria 1 (§3.1 step 2)"
+
+
+def test_a_named_test_criterion_is_settled_by_its_validation_not_by_confirmation(
+    tmp_path: Path,
+) -> None:
+    planner = make_plan(tmp_path)  # REQUEST names tests/test_core.py::test_f; O4 validates it
+    drive(planner, "O1", "O2", "O3")
+    assert planner.termination_blockers() == [
+        "O4: not complete (state pending)",
+        "criterion 1 'tests/test_core.py::test_f' names tests/test_core.py::test_f, which no "
+        "complete node's validation runs; plan a validate obligation for it, or check it "
+        "yourself and `plan07 confirm 1`"]
+    assert planner.confirm("all") == []  # --all never confirms a test for the user
+    drive(planner, "O4")
+    assert planner.termination_blockers() == []
+    with pytest.raises(InputError, match="criterion 1 is already proven by .* of O4"):
+        planner.confirm([1])

@@ -55,7 +55,8 @@ def test_plan_then_next_in_a_loop_yields_the_ladder_order(
         rc, out, _ = run(capsys, "next", "--state", str(planned), "--json")
         assert rc == 0
         view = json.loads(out)
-        if view is None:
+        if view["node_id"] is None:
+            assert view == {"node_id": None, "can_terminate": True, "termination_blockers": []}
             break
         assert set(view) == {"node_id", "obligation", "target_entity", "preconditions",
                              "permitted_actions", "required_validation"}
@@ -64,7 +65,8 @@ def test_plan_then_next_in_a_loop_yields_the_ladder_order(
         assert (rc, json.loads(out)["passed"]) == (0, True)
     assert seen == order == ["O1", "O2", "O3", "O4"]
     rc, out, _ = run(capsys, "next", "--state", str(planned))
-    assert (rc, out.strip()) == (0, "nothing left to do: every scheduled obligation is complete")
+    assert (rc, out.strip()) == (0, "done: every scheduled obligation is validated and every "
+                                    "acceptance criterion is settled")
 
 
 def test_status_show_and_audit(planned: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,6 +127,7 @@ def test_a_failed_check_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[st
     st = str(tmp_path / "st")
     assert run(capsys, "plan", str(tmp_path / "r.md"), "--repo", str(repo), "--llm",
                f"replay:{replay}", "--state", st)[0] == 0
+    assert run(capsys, "next", "--state", st)[0] == 0
     rc, out, _ = run(capsys, "complete", "O4", "--state", st)
     assert rc == 1
     assert "O4 FAILED" in out
@@ -133,7 +136,7 @@ def test_a_failed_check_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def normalized(plan: dict[str, object], repo: Path) -> dict[str, object]:
     text = json.dumps(plan, indent=1, sort_keys=True, ensure_ascii=False)
     text = re.sub(r'"time": "[^"]*"', '"time": "T"', text)
-    text = re.sub(r'"plan-\d{8}-\d{4}-[0-9a-f]{6}"', '"PLAN_ID"', text)
+    text = re.sub(r'"plan-\d{8}-\d{6}-[0-9a-f]{8}"', '"PLAN_ID"', text)
     text = text.replace(str(repo.resolve()), "REPO")
     out: dict[str, object] = json.loads(text)
     return out
@@ -174,5 +177,61 @@ def test_the_plan_is_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
                        stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONHASHSEED": seed})
         text = (st / "plan.json").read_text()
         text = re.sub(r'"time":"[^"]*"', '"time":"T"', text)
-        texts.add(re.sub(r"plan-\d{8}-\d{4}-", "plan-", text))
+        texts.add(re.sub(r"plan-\d{8}-\d{6}-[0-9a-f]{8}", "PLAN_ID", text))
     assert len(texts) == 1
+
+
+@pytest.mark.parametrize("timeout", ["-5", "0"])
+def test_complete_with_a_timeout_not_above_zero_is_exit_2_and_writes_nothing(
+    planned: Path, capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    assert run(capsys, "next", "--state", str(planned))[0] == 0
+    before = sorted((p.name, p.read_bytes()) for p in planned.rglob("*") if p.is_file())
+    rc, out, err = run(capsys, "complete", "O1", "--timeout", timeout, "--state", str(planned))
+    assert (rc, out) == (2, "")
+    assert err.startswith("error: ")
+    assert err.count("\n") == 1
+    assert "--timeout" in err
+    assert "> 0" in err
+    assert sorted((p.name, p.read_bytes()) for p in planned.rglob("*") if p.is_file()) == before
+
+
+def test_next_and_status_exit_1_until_the_plan_may_terminate_then_confirm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replay = tmp_path / "c.json"
+    replay.write_text(json.dumps({"obligations": OBLIGATIONS[:3]}))
+    (tmp_path / "r.md").write_text("Make f configurable.\n")  # no criterion named: derived
+    st = str(tmp_path / "st")
+    assert run(capsys, "plan", str(tmp_path / "r.md"), "--repo", str(make_repo(tmp_path)),
+               "--llm", f"replay:{replay}", "--state", st)[0] == 0
+    rc, out, _ = run(capsys, "status", "--state", st, "--json")
+    assert (rc, json.loads(out)["can_terminate"]) == (0, False)  # in progress: not a "no"
+    for nid in ("O1", "O2", "O3"):
+        assert run(capsys, "next", "--state", st)[0] == 0
+        assert run(capsys, "complete", nid, "--state", st)[0] == 0
+    rc, out, _ = run(capsys, "next", "--state", st)
+    assert rc == 1
+    assert "cannot terminate" in out
+    assert "plan07 confirm 1" in out
+    rc, out, _ = run(capsys, "next", "--state", st, "--json")
+    assert rc == 1
+    assert json.loads(out)["termination_blockers"][0].startswith("criterion 1 ")
+    rc, out, _ = run(capsys, "status", "--state", st, "--json")
+    assert rc == 1
+    assert json.loads(out)["criteria"][0]["kind"] == "derived"
+    before = (tmp_path / "st" / "plan.json").read_bytes()
+    for argv, why in ((["confirm"], "by number, or --all"), (["confirm", "1", "--all"], "not both"),
+                      (["confirm", "7"], "no acceptance criterion 7")):
+        rc, out, err = run(capsys, *argv, "--state", st)
+        assert (rc, out) == (2, "")
+        assert why in err
+    assert (tmp_path / "st" / "plan.json").read_bytes() == before
+    rc, out, _ = run(capsys, "confirm", "--all", "--state", st, "--json")
+    assert (rc, json.loads(out)) == (0, {"confirmed": [1], "can_terminate": True})
+    assert run(capsys, "next", "--state", st)[0] == 0
+    rc, out, _ = run(capsys, "status", "--state", st)
+    assert rc == 0
+    assert "can terminate" in out
+    rc, out, _ = run(capsys, "audit", "--state", st, "--json")
+    assert json.loads(out)["audit"][-1]["event"] == "confirmed"

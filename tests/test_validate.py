@@ -16,6 +16,7 @@ from plan07.validate import (
     can_terminate,
     check_env,
     classify,
+    criteria_status,
     parse_check,
     run_check,
     termination_blockers,
@@ -222,6 +223,51 @@ def test_termination_rule(nodes: list[PlanNode], confirm: bool, ok: bool, why: s
     art = artifact(nodes, confirm=confirm)
     assert can_terminate(art) is ok
     assert why in " ".join(termination_blockers(art))
+
+
+T = "tests/t.py::test_a"
+
+
+@pytest.mark.parametrize(("criterion", "derived", "validation", "confirmed", "ok", "why"), [
+    # a criterion naming a test: settled only by a complete node's validation that runs it
+    (T, False, T, [], True, ""),
+    (f"{T} passes", False, "tests/t.py::test_a[1]", [], False, "no complete node's validation"),
+    (T, False, "compile", [], False, "names tests/t.py::test_a"),
+    (T, False, "pytest:tests", [], True, ""),
+    (T, False, "pytest:tests/t.py", [], True, ""),
+    (T, False, "pytest:tests/u.py", [], False, "plan07 confirm 1"),
+    ("tests/t.py::C::test_a", False, "tests/t.py::C", [], True, ""),
+    (T, False, "compile", [1], True, ""),  # the user checked it and said so
+    # a command: a pytest run is covered like its paths; anything else only by confirmation
+    ("`pytest tests/t.py` succeeds", False, "pytest:tests/t.py", [], True, ""),
+    ("`python -m pytest -q` succeeds", False, "pytest:.", [], True, ""),
+    ("`pytest tests/t.py` succeeds", False, T, [], False, "names tests/t.py"),
+    ("`pytest -k slow` succeeds", False, "pytest:.", [], False, "command plan07 never runs"),
+    ("`make check` succeeds", False, "compile", [], False, "command plan07 never runs"),
+    ("`make check` succeeds", False, "compile", [1], True, ""),
+    # derived (§3.1 step 2): never terminal until confirmed; named prose: terminal
+    ("f is configurable", True, "compile", [], False, "needs_confirmation"),
+    ("f is configurable", True, "compile", [1], True, ""),
+    ("f is configurable", False, "compile", [], True, ""),
+])
+def test_acceptance_criteria_coverage_rule(criterion: str, derived: bool, validation: str,
+                                           confirmed: list[int], ok: bool, why: str) -> None:
+    req = Requirement(goal="g", acceptance_criteria=[criterion], needs_confirmation=derived)
+    art = PlanArtifact(plan_id="p", requirement=req, checkpoints=[], branch_scores={},
+                       nodes=[node("O1", validation, state="complete")], revision_history=[],
+                       audit=[], confirmed_criteria=confirmed or None)
+    assert can_terminate(art) is ok, termination_blockers(art)
+    assert why in " ".join(termination_blockers(art))
+
+
+def test_criteria_status_names_the_covering_node_and_what_confirm_all_takes() -> None:
+    req = Requirement(goal="g", acceptance_criteria=[T, "`make check` succeeds", "prose"])
+    art = PlanArtifact(plan_id="p", requirement=req, checkpoints=[], branch_scores={},
+                       nodes=[node("O1", T, state="complete"), node("O2", T)],
+                       revision_history=[], audit=[])
+    got = [(c.kind, c.covered_by, c.settled, c.confirmable) for c in criteria_status(art)]
+    assert got == [("check", ("O1",), True, False), ("command", (), False, True),
+                   ("named", (), True, False)]
 
 
 def test_build_check_sees_an_edit_that_keeps_mtime_and_size(repo: Path) -> None:

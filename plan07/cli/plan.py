@@ -1,5 +1,6 @@
-"""`plan07 plan|next|status|show|audit|complete|demo`: a persisted plan seen and driven from the
-command line. A thin skin over plan07.api (I/O only); heavy imports live inside the commands."""
+"""`plan07 plan|next|status|show|audit|complete|confirm|demo`: a persisted plan seen and
+driven from the command line. A thin skin over plan07.api (I/O only); heavy imports live inside
+the commands."""
 
 from __future__ import annotations
 
@@ -97,16 +98,24 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The single actionable obligation (§3.4), nothing of the rest of the schedule."""
     planner = _open(state)
     view = planner.next()
+    if view is None:
+        # §3.1 step 2: nothing left to hand out; the plan ends only if it may terminate
+        blockers = planner.termination_blockers()
+        if as_json:
+            print_json({"node_id": None, "can_terminate": not blockers,
+                        "termination_blockers": blockers})
+        elif blockers:
+            typer.echo("nothing left to hand out, but the plan cannot terminate:")
+            for line in blockers:
+                typer.echo(f"  {line}")
+        else:
+            typer.echo("done: every scheduled obligation is validated and every acceptance "
+                       "criterion is settled")
+        if blockers:
+            raise typer.Exit(1)
+        return
     if as_json:
         print_json(view)
-        return
-    if view is None:
-        art = planner.artifact
-        failed = [n.id for n in art.nodes if n.state == "failed"]
-        if failed:
-            typer.echo(f"nothing is ready: {', '.join(failed)} failed validation")
-            raise typer.Exit(1)
-        typer.echo("nothing left to do: every scheduled obligation is complete")
         return
     pre = ", ".join(view.preconditions) or "none"
     b = view.permitted_actions.bounds
@@ -176,20 +185,64 @@ def _status_table(con: Console, art: PlanArtifact) -> None:
 
 
 def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
-    """The plan as a table: id, verb, target, state, deps (* marks the handed-out node)."""
-    from plan07.api import reached_checkpoints
+    """The plan as a table: id, verb, target, state, deps (* marks the handed-out node), then the
+    acceptance criteria. Exit 1 when nothing is left to hand out and the plan cannot terminate."""
+    from plan07 import driver
+    from plan07.api import dag_of, reached_checkpoints, stuck_nodes
+    from plan07.validate import criteria_status, termination_blockers
 
     art = _open(state).artifact
     reached = reached_checkpoints(art)
+    blockers = termination_blockers(art)
+    left = art.active is not None or driver.pick(dag_of(art), skip=stuck_nodes(art)) is not None
+    criteria: list[dict[str, Any]] = [
+        {"n": c.index, "criterion": c.text, "kind": c.kind, "settled": c.settled,
+         "covered_by": list(c.covered_by), "confirmed": c.confirmed}
+        for c in criteria_status(art)]
     if as_json:
         print_json({"plan_id": art.plan_id, "active": art.active, "nodes": _status_rows(art),
-                    "checkpoints_reached": reached})
+                    "checkpoints_reached": reached, "criteria": criteria,
+                    "can_terminate": not blockers, "termination_blockers": blockers})
+    else:
+        con = _console()
+        done = sum(n.state == "complete" for n in art.nodes)
+        con.print(f"[bold]{art.plan_id}[/bold]: {done}/{len(art.schedule.order)} steps "
+                  f"complete, checkpoint {reached[-1] if reached else '-'} of "
+                  f"{len(art.checkpoints) - 1}")
+        _status_table(con, art)
+        for c in criteria:
+            how = ("proven by " + ", ".join(c["covered_by"]) if c["covered_by"] else
+                   "confirmed" if c["confirmed"] else
+                   "named" if c["kind"] == "named" else "UNSETTLED")
+            con.print(f"  criterion {c['n']} [{c['kind']}, {how}]: {c['criterion']}",
+                      overflow="fold", markup=False)
+        if not left:
+            con.print("can terminate" if not blockers else "cannot terminate:", markup=False)
+            for b in blockers:
+                con.print(f"  {b}", overflow="fold", markup=False)
+    if not left and blockers:
+        raise typer.Exit(1)
+
+
+def confirm(
+    numbers: Annotated[list[int] | None, typer.Argument(
+        help="Acceptance criteria to confirm, by number (`plan07 status` lists them).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Confirm every derived criterion and "
+                                       "every command plan07 does not run.")] = False,
+    state: StateOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Confirm acceptance criteria (§3.1 step 2): a plan may not terminate on a derived one."""
+    if bool(numbers) == all_:
+        raise InputError("give the criteria to confirm by number, or --all (not both)",
+                         field="criteria")
+    planner = _open(state)
+    new = planner.confirm("all" if all_ else list(numbers or []))
+    if as_json:
+        print_json({"confirmed": new, "can_terminate": not planner.termination_blockers()})
         return
-    con = _console()
-    done = sum(n.state == "complete" for n in art.nodes)
-    con.print(f"[bold]{art.plan_id}[/bold]: {done}/{len(art.schedule.order)} steps complete, "
-              f"checkpoint {reached[-1] if reached else '-'} of {len(art.checkpoints) - 1}")
-    _status_table(con, art)
+    typer.echo(f"confirmed criteria {', '.join(map(str, new))}" if new
+               else "nothing to confirm: those criteria were already confirmed")
 
 
 def _mid(node_id: str) -> str:
@@ -452,4 +505,5 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show)
     app.command("audit")(audit)
     app.command("complete")(complete)
+    app.command("confirm")(confirm)
     app.command("demo")(demo)
