@@ -213,8 +213,9 @@ def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         for c in criteria:
             how = ("proven by " + ", ".join(c["covered_by"]) if c["covered_by"] else
                    "confirmed" if c["confirmed"] else
-                   "named" if c["kind"] == "named" else "UNSETTLED")
-            con.print(f"  criterion {c['n']} [{c['kind']}, {how}]: {c['criterion']}",
+                   "" if c["kind"] == "named" else "UNSETTLED")
+            how = f"{c['kind']}, {how}" if how else c["kind"]
+            con.print(f"  criterion {c['n']} [{how}]: {c['criterion']}",
                       overflow="fold", markup=False)
         if not left:
             con.print("can terminate" if not blockers else "cannot terminate:", markup=False)
@@ -470,7 +471,8 @@ def _demo(keep: Path | None, as_json: bool) -> None:
     final_ok, final_ids = _pytest(repo)
     say(f"final: full suite ({len(final_ids)} tests) {'passes' if final_ok else 'FAILS'}")
     art = planner.artifact
-    done = final_ok and all(n.state == "complete" for n in art.nodes if n.status != "alternative")
+    blockers = planner.termination_blockers()  # §3.1: every node validated, criteria settled
+    done = final_ok and not blockers
     edge = next((e for e in art.edges if e.rule != "declared"), art.edges[0] if art.edges else None)
     proof = None
     if edge is not None:
@@ -480,7 +482,8 @@ def _demo(keep: Path | None, as_json: bool) -> None:
                         engine=art.engine)
     rows = st.full_audit(state_dir, art)
     if as_json:
-        print_json({"plan_id": art.plan_id, "complete": done, "steps": log, "explained": proof,
+        print_json({"plan_id": art.plan_id, "complete": done, "termination_blockers": blockers,
+                    "steps": log, "explained": proof,
                     "audit": rows, "state": str(state_dir), "repo": str(repo)})
     else:
         from plan07.engine.provenance import render
@@ -492,6 +495,8 @@ def _demo(keep: Path | None, as_json: bool) -> None:
         for r in rows:
             text = f"edit {r.accepted_edit}" if r.accepted_edit else r.trace
             typer.echo(_fit(f"  {r.obligation:>5} {r.event:<10} {text}"))
+        for b in blockers:
+            typer.echo(f"cannot terminate: {b}")
         typer.echo(f"\n{'every obligation validated' if done else 'STOPPED'}; "
                    f"repo {repo}, state {state_dir}")
     if not done:
