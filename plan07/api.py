@@ -318,24 +318,29 @@ class Planner:
         with self._transaction() as art:
             _refund_test_calls(art, node_id, checks - verdict.test_calls)
             node = _node(art, node_id)
-            if verdict.passed:
-                again = " (it was already complete)" if node.state == "complete" else ""
+            # The check ran outside the lock: another process may have settled this node
+            # meanwhile. Its verdict stands; this one is discarded, never recorded twice.
+            stale = node.state == "complete" or art.active != node_id
+            if not stale and verdict.passed:
                 reached_before = reached_checkpoints(art)
                 node.state = "complete"
                 art.bounds.pop(node_id, None)
-                if art.active == node_id:
-                    art.active = None
-                self._record(art, node_id, "passed",
-                             f"validated: {verdict.check} passed{again}")
+                art.active = None
+                self._record(art, node_id, "passed", f"validated: {verdict.check} passed")
                 self._reschedule(art)
                 for cp in art.checkpoints:
                     if cp.id in reached_checkpoints(art) and cp.id not in reached_before:
                         self._on_checkpoint(art, cp)
-            else:
+            elif not stale:
                 node.state = "failed"
                 self._record(art, node_id, "failed",
                              f"validation failed: {verdict.check} ({verdict.kind})")
                 self._on_fail(art, node_id, verdict)
+        if stale:
+            raise PlanStateError(
+                f"obligation {node_id!r} was settled by another process while its check ran; "
+                "this verdict is discarded: run `plan07 next`"
+            )
         return verdict
 
     # -----------------------------------------------------------------------------------------

@@ -273,6 +273,30 @@ def test_two_concurrent_changes_both_land_in_the_audit(tmp_path: Path) -> None:
     assert {n.id for n in planner.artifact.nodes if n.state == "complete"} == {"O1"}
 
 
+COMPLETE_O1 = """
+import sys
+from plan07 import Planner
+from plan07.errors import PlanStateError
+try:
+    print(Planner.open(sys.argv[1]).complete("O1").passed)
+except PlanStateError:
+    print("refused")
+"""
+
+
+def test_two_concurrent_completes_of_one_node_land_once(tmp_path: Path) -> None:
+    # Two processes complete the same handed-out node at once: the lock serializes them, the
+    # first passes, the second sees O1 no longer handed out; no update is lost or doubled.
+    planner = make_plan(tmp_path)
+    assert planner.next() is not None  # O1 is handed out
+    procs = [subprocess.Popen([sys.executable, "-c", COMPLETE_O1, str(planner.state_dir)],
+                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = sorted(p.communicate()[0].strip() for p in procs)
+    assert outs == ["True", "refused"]
+    passed = [e for e in planner.events if (e["node"], e["event"]) == ("O1", "passed")]
+    assert len(passed) == 1
+
+
 def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(tmp_path: Path) -> None:
     planner = make_plan(tmp_path)
     view = planner.next()
