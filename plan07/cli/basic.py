@@ -6,10 +6,11 @@ from typing import Annotated
 
 import typer
 
+from plan07.schema import SCHEMAS  # a dict of names: cheap, imports no jsonschema
+
 
 def schema(
-    name: Annotated[str, typer.Argument(help="Artifact: requirement, obligation, decomposition, "
-                                         "evidence, order, plan-dag, driver-view, plan.")],
+    name: Annotated[str, typer.Argument(help=f"Artifact: {', '.join(SCHEMAS)}.")],
 ) -> None:
     """Print the JSON Schema of an artifact, as shipped inside the package."""
     from plan07.schema import render, shipped
