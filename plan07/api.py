@@ -351,8 +351,10 @@ class Planner:
         only the touched neighbourhood's edges through the rules; one revision per change, each
         naming its causing obligation. Nodes outside the neighbourhood keep their edges."""
         from plan07.obliggraph import derive_order
-        from plan07.revise import merge_evidence, revise, rewalk_scope, splice_edges
+        from plan07.revise import check_feedback, merge_evidence, revise, rewalk_scope, splice_edges
 
+        current = self.artifact  # refused before the lock is taken or anything is written
+        check_feedback(obligations_of(current), state.evidence_of(self.state_dir, current), fb)
         with self._transaction() as art:
             before = obligations_of(art)
             evidence = merge_evidence(state.evidence_of(self.state_dir, art), fb)

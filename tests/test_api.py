@@ -549,3 +549,17 @@ def test_a_named_test_criterion_is_settled_by_its_validation_not_by_confirmation
     assert planner.termination_blockers() == []
     with pytest.raises(InputError, match="criterion 1 is already proven by .* of O4"):
         planner.confirm([1])
+
+
+def test_library_feedback_naming_an_unknown_obligation_is_refused_before_any_write(
+    tmp_path: Path,
+) -> None:
+    # The library refuses what the CLI refuses: a harness calling Planner.feedback directly
+    # gets the same InputError, and plan.json is untouched.
+    from plan07.model import Feedback
+
+    planner = make_plan(tmp_path)
+    before = (planner.state_dir / "plan.json").read_bytes()
+    with pytest.raises(InputError, match=r"falsified_obligations\[0\]"):
+        planner.feedback(Feedback(caused_by="O1", falsified_obligations=["O99"]))
+    assert (planner.state_dir / "plan.json").read_bytes() == before

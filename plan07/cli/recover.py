@@ -28,16 +28,11 @@ def feedback(
 
     Only the touched neighbourhood's edges are re-walked through the rules. Prints one line per
     revision."""
-    from plan07.api import Planner, obligations_of
-    from plan07.revise import check_feedback
+    from plan07.api import Planner
     from plan07.schema import load
-    from plan07.state import evidence_of
 
     fb = load("feedback", file)
-    planner = Planner.open(state)
-    art = planner.artifact  # refused before anything is written: the plan's own evidence
-    check_feedback(obligations_of(art), evidence_of(planner.state_dir, art), fb)
-    revisions = planner.feedback(fb)
+    revisions = Planner.open(state).feedback(fb)  # checks fb against the plan before any write
     if as_json:
         print_json(revisions)
         return
