@@ -70,7 +70,9 @@ def _faults(files: dict[str, str], p: Proto) -> dict[str, Edit]:
     return out
 
 
-def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component]) -> Task:
+def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component], *,
+            hidden: list[tuple[int, str]] | None = None) -> Task:
+    """`hidden`: (component index, proto key) of gold steps left out of the decomposition."""
     files = dict(base)
     for c in comps:
         files.update(c.files)
@@ -106,4 +108,5 @@ def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component]
 
     return Task(id=task_id, source="generated", shape=shape, request=request,
                 evidence=evidence_of(comps), steps=tuple(steps),
-                gold_order=tuple(ids[(ci, p.key)] for ci, p in gold), files=files)
+                gold_order=tuple(ids[(ci, p.key)] for ci, p in gold), files=files,
+                hidden=tuple(sorted(ids[h] for h in hidden or [])))

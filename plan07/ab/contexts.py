@@ -50,21 +50,27 @@ def _failure(failure: str | None) -> str:
     return f"\n## previous attempt failed\n{failure}\n" if failure else ""
 
 
-def monolithic(task: Task, repo: Path, failure: str | None = None) -> str:
-    files = files_of(task, [s.id for s in task.steps])
+def monolithic(task: Task, repo: Path, failure: str | None = None,
+               extra: list[str] | None = None) -> str:
+    """`extra`: obligation ids outside the decomposition the retry also shows the files of (a
+    hidden consumer the request and evidence name, once a failure points at it)."""
+    files = files_of(task, [s.id for s in task.visible] + (extra or []))
     return (f"## request\n{task.request}\n## evidence\n{evidence_summary(task.evidence)}\n"
             f"## files\n{files_block(repo, files)}\n{_failure(failure)}"
             "## do\nMake every edit the request needs, all at once.\n")
 
 
 def chain(task: Task) -> str:
-    return "\n".join(f"{k + 1}. {obligation_line(s.obligation)}" for k, s in enumerate(task.steps))
+    return "\n".join(f"{k + 1}. {obligation_line(s.obligation)}"
+                     for k, s in enumerate(task.visible))
 
 
-def static(task: Task, k: int, repo: Path, failure: str | None = None) -> str:
-    s = task.steps[k]
+def static(task: Task, k: int, repo: Path, failure: str | None = None,
+           extra: list[str] | None = None) -> str:
+    s = task.visible[k]
     return (f"## request\n{task.request}\n## plan (fixed chain)\n{chain(task)}\n"
-            f"## files\n{files_block(repo, files_of(task, [s.id]))}\n{_failure(failure)}"
+            f"## files\n{files_block(repo, files_of(task, [s.id] + (extra or [])))}\n"
+            f"{_failure(failure)}"
             f"## do\nStep {k + 1} only: {obligation_line(s.obligation)}\n")
 
 

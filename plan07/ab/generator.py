@@ -434,9 +434,25 @@ def _plan_components(rng: random.Random, n: int) -> list[tuple[str, int]]:
             return out
 
 
+def _hide(seed: int, index: int, comps: list[Component], rate: float) -> list[tuple[int, str]]:
+    """Hidden consumers (§7.5 revision trigger): for each widening with >= 2 consumers, with
+    probability `rate`, one consumer-rebind obligation (component index, proto key) that the
+    decomposition leaves out. Its own rng: the task itself is the same at any rate."""
+    if rate <= 0:
+        return []
+    rng = random.Random(f"ab-hidden:{seed}:{index}")
+    out = []
+    for ci, c in enumerate(comps):
+        keys = [p.key for p in c.protos if p.key.startswith("rebind_") and p.key != "rebind_test"]
+        if c.shape == "widen" and len(keys) >= 2 and rng.random() < rate:
+            out.append((ci, rng.choice(keys)))
+    return out
+
+
 def generate_task(seed: int, index: int, *, size: int | None = None,
-                  max_size: int = MAX_OBLIGATIONS) -> Task:
-    """The index-th task of `seed`: deterministic, 3..max_size obligations (or about `size`)."""
+                  max_size: int = MAX_OBLIGATIONS, hidden_consumer_rate: float = 0.0) -> Task:
+    """The index-th task of `seed`: deterministic, 3..max_size obligations (or about `size`).
+    `hidden_consumer_rate`: see `_hide`; a task with a hidden consumer gets the id suffix `h`."""
     from plan07.ab.compose import compose
 
     rng = random.Random(f"ab-task:{seed}:{index}")
@@ -447,12 +463,16 @@ def generate_task(seed: int, index: int, *, size: int | None = None,
     for c, (shape, k) in enumerate(_plan_components(rng, n)):
         comps.append(SHAPES[shape][0](pkg, f"{shape[0]}{c}", k, rng))
     files = {f"{pkg}/__init__.py": "", "tests/__init__.py": "", "pyproject.toml": PYPROJECT}
-    return compose(f"s{seed}-t{index:04d}", pkg, files, comps)
+    hidden = _hide(seed, index, comps, hidden_consumer_rate)
+    return compose(f"s{seed}-t{index:04d}" + ("h" if hidden else ""), pkg, files, comps,
+                   hidden=hidden)
 
 
 def generate_tasks(seed: int, n: int, *, start: int = 0, size: int | None = None,
-                   max_size: int = MAX_OBLIGATIONS) -> list[Task]:
-    return [generate_task(seed, i, size=size, max_size=max_size)
+                   max_size: int = MAX_OBLIGATIONS,
+                   hidden_consumer_rate: float = 0.0) -> list[Task]:
+    return [generate_task(seed, i, size=size, max_size=max_size,
+                          hidden_consumer_rate=hidden_consumer_rate)
             for i in range(start, start + n)]
 
 

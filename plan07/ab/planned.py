@@ -11,6 +11,11 @@ rides in every prompt and the harness keeps it (no plan state is consulted for w
 next beyond the single node); typed artifacts off = the executor gets the raw request and the
 obligation as prose instead of the typed driver view; revision off = no impact feedback is
 ever fed (`.feedback` is not called).
+
+Impact feedback (§3.6) comes from two observations the harness makes after a node passes its
+gate: tests that passed before now fail, and the impact of the change just made (the task's 06
+impact edges out of the node's target) reaching a consumer no plan node covers -- the way a
+hidden consumer (`Task.hidden`) left out of the decomposition is found.
 """
 
 from __future__ import annotations
@@ -63,8 +68,8 @@ class GoldDecomposer:
 def gold_step(task: Task, view: DriverView) -> GoldStep | None:
     """The gold step a handed-out node stands for: by id, else by target entity (a node a
     revision added under a fresh id)."""
-    for s in task.steps:
-        if s.id == view.node_id:
+    for s in task.steps:  # a hidden step's id may be reused by a node a revision added
+        if s.id == view.node_id and s.id not in task.hidden:
             return s
     for s in task.steps:
         if s.obligation.target_entity == view.target_entity and s.edit is not None:
@@ -134,6 +139,7 @@ class _Drive:
                 self.applied.append((oid, applied))
                 if self.ab.revision:
                     self._feedback(p, view, before - state.passed)
+                    self._impact(p, view)
             else:
                 revert_all(s.repo, applied)
                 failure[view.node_id] = f"{verdict.check} failed: {verdict.output_tail[-300:]}"
@@ -150,6 +156,22 @@ class _Drive:
                             cause="sig_change", confidence=1.0) for t in sorted(broken)[:16]]
         p.feedback(Feedback(caused_by=view.node_id, impact_edges=edges,
                             note=f"{len(broken)} previously passing test(s) broke"))
+        self.s.result.feedbacks += 1
+        self._account(p, retry=True)
+
+
+    def _impact(self, p: Any, view: DriverView) -> None:
+        """§3.6: the 06 impact of the change just made reaches consumers that no node of the
+        plan targets (an obligation the decomposition missed): fed as impact feedback."""
+        targets = [n.target_entity for n in p.artifact.nodes]
+        edges = [e for e in self.s.task.evidence.impact.edges if e.src == view.target_entity
+                 and not any(e.dst == t or e.dst.startswith(t + ".") for t in targets)]
+        if not edges:
+            return
+        from plan07.model import Feedback
+
+        p.feedback(Feedback(caused_by=view.node_id, impact_edges=edges[:16],
+                            note=f"{len(edges)} consumer(s) of {view.target_entity} unplanned"))
         self.s.result.feedbacks += 1
         self._account(p, retry=True)
 

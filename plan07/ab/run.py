@@ -142,6 +142,7 @@ class Session:
         return self.result
 
     def failing(self, r: CheckResult) -> list[int]:
-        """Indexes (listed order) of the obligations whose check fails in state `r`."""
-        return [k for k, s in enumerate(self.task.steps)
+        """Indexes (listed order, `task.visible`: the handed decomposition) of the obligations
+        whose check fails in state `r`. `finish` judges every gold step, hidden ones included."""
+        return [k for k, s in enumerate(self.task.visible)
                 if not r.satisfies(s.obligation.validation)]

@@ -40,6 +40,7 @@ class Config:
     examples: bool = False  # add the bundled example(s) under examples/ as tasks
     engine: str = "pydatalog"  # the rule engine plan07 orders with (Planner.create(engine=))
     max_size: int | None = None  # cap on generated task sizes (None: 3..30)
+    hidden_consumer_rate: float = 0.0  # widenings whose decomposition hides one consumer
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

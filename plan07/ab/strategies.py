@@ -7,6 +7,12 @@ static      the obligation list as a fixed chain, run in listed order with no ru
             validated at the end; a failure at step k re-runs step k and every step after it.
 plan07      plan07.Planner drives it: one obligation via .next(), the local gate .complete(),
             scoped replan of the failed node and its true dependents (plan07.ab.planned).
+
+Hidden consumers (`Task.hidden`, docs/ab.md): every strategy is handed the decomposition without
+them. monolithic and static prompts carry the whole request (which names every consumer) and,
+for monolithic, the evidence; so once a check fails, their retry also asks for the hidden
+obligations and shows their files. plan07 prompts carry one obligation only: it learns of a
+hidden consumer solely through §3.6 impact feedback (plan07.ab.planned).
 """
 
 from __future__ import annotations
@@ -25,17 +31,18 @@ STRATEGIES = ("monolithic", "static", "plan07")
 
 
 def _why(session: Session, ks: list[int]) -> str:
-    steps = [session.task.steps[k] for k in ks[:3]]
+    steps = [session.task.visible[k] for k in ks[:3]]
     return "; ".join(f"{s.id} check {s.obligation.validation} failed" for s in steps)
 
 
 def run_monolithic(task: Task, repo: Path, executor: Executor, checker: Checker,
                    bound: int) -> RunResult:
     s = Session("monolithic", task, repo, executor, checker, bound)
-    ids = [st.id for st in task.steps]
+    ids = [st.id for st in task.visible]
     failure = None
     for attempt in range(bound + 1):
-        applied = s.apply(s.call(contexts.monolithic(task, repo, failure), ids))
+        extra = list(task.hidden) if failure else []  # a retry re-reads request and evidence
+        applied = s.apply(s.call(contexts.monolithic(task, repo, failure, extra), ids + extra))
         r = s.step_done()
         bad = s.failing(r)
         if not bad and r.green:
@@ -49,24 +56,31 @@ def run_monolithic(task: Task, repo: Path, executor: Executor, checker: Checker,
 def run_static(task: Task, repo: Path, executor: Executor, checker: Checker,
                bound: int) -> RunResult:
     s = Session("static", task, repo, executor, checker, bound)
-    n = len(task.steps)
+    steps = task.visible
+    n = len(steps)
     applied: dict[int, list[Applied]] = {}
     start, failure = 0, None
+    hidden_at: int | None = None  # the step whose applied edits hold the hidden obligations
     while True:
         r = None
         for k in range(start, n):
+            extra = list(task.hidden) if k == start and failure and hidden_at is None else []
             applied[k] = s.apply(s.call(contexts.static(task, k, repo, failure if k == start
-                                                        else None), [task.steps[k].id]))
+                                                        else None, extra),
+                                        [steps[k].id] + extra))
+            hidden_at = k if extra else hidden_at
             r = s.step_done()
         r = r or s.check()
         bad = s.failing(r)
         if not bad and r.green:
             return s.finish(r)
         k = bad[0] if bad else 0  # no failing check but a red suite: no state to localize it
-        if s.executed[task.steps[k].id] > bound:
+        if s.executed[steps[k].id] > bound:
             return s.finish(r)
         for j in range(n - 1, k - 1, -1):
             revert_all(repo, applied.pop(j, []))
+        if hidden_at is not None and hidden_at >= k:
+            hidden_at = None
         start, failure = k, _why(s, [k])
 
 

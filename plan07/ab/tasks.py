@@ -46,6 +46,9 @@ class Task:
     test_dir: str = "tests"
     final_tests: tuple[str, ...] = ()  # pytest ids that must pass at the end (empty: whole suite)
     snapshot: str | None = None  # a prepared directory to copy instead of `files`
+    # Gold steps left out of the decomposition every strategy is handed (a hidden consumer):
+    # the repo's tests and `steps` still need them; see `visible`.
+    hidden: tuple[str, ...] = ()
 
     def step(self, oid: str) -> GoldStep:
         for s in self.steps:
@@ -54,8 +57,26 @@ class Task:
         raise KeyError(oid)
 
     @property
+    def visible(self) -> tuple[GoldStep, ...]:
+        """The decomposition the strategies are handed: `steps` minus the hidden ones, with
+        dependencies on a hidden step dropped (the decomposition never names it)."""
+        if not self.hidden:
+            return self.steps
+        out = []
+        for s in self.steps:
+            if s.id in self.hidden:
+                continue
+            deps = [d for d in s.obligation.dependencies if d not in self.hidden]
+            ob = s.obligation.model_copy(update={
+                "dependencies": deps,
+                "status": "blocked" if deps else "ready"})
+            out.append(GoldStep(ob, s.edit, s.faults))
+        return tuple(out)
+
+    @property
     def obligations(self) -> list[Obligation]:
-        return [s.obligation for s in self.steps]
+        """The handed decomposition's obligations (hidden steps left out)."""
+        return [s.obligation for s in self.visible]
 
     def decomposition(self) -> Decomposition:
         return Decomposition(obligations=self.obligations)
@@ -75,7 +96,7 @@ class Task:
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "source": self.source, "shape": self.shape,
                 "obligations": len(self.steps), "files": len(self.files),
-                "digest": self.digest()}
+                "hidden": list(self.hidden), "digest": self.digest()}
 
 
 def write_repo(task: Task, dest: Path) -> Path:

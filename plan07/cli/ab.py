@@ -51,6 +51,10 @@ def ab(
     swebench: Annotated[Path | None, typer.Option(
         "--swebench", help="JSONL of SWE-bench-style instances with local checkouts.")] = None,
     workers: Annotated[int, typer.Option("--workers", help="Parallel worker processes.")] = 2,
+    hidden_consumer_rate: Annotated[float, typer.Option(
+        "--hidden-consumer-rate",
+        help="Chance a widening with >= 2 consumers hides one consumer rebind from the "
+             "decomposition every strategy is handed (§7.5 revision trigger).")] = 0.0,
     price: Annotated[str, typer.Option("--price", help="IN,OUT $ per 1M tokens.")] = "0.27,1.10",
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
@@ -70,6 +74,9 @@ def ab(
                         ("--workers", workers, 1), ("--ablation-tasks", ablation_tasks, 0)):
         if v < lo:
             raise InputError(f"{name} must be >= {lo}, got {v}", field=name)
+    if not 0 <= hidden_consumer_rate <= 1:
+        raise InputError(f"--hidden-consumer-rate must be in [0, 1], got {hidden_consumer_rate}",
+                         field="--hidden-consumer-rate")
     if not 0 <= p_first <= 1:
         raise InputError(f"--p-fault must be in [0, 1], got {p_first}", field="--p-fault")
     if not executor.startswith("openai:") and executor != "scripted":
@@ -78,8 +85,9 @@ def ab(
     cfg = Config(tasks=tasks, runs=runs, seed=seed, executor=executor, bound=bound,
                  workers=workers, faults=FaultConfig(p_first=p_first, enabled=faults),
                  ablation_tasks=ablation_tasks, price=_price(price), examples=examples,
-                 engine=engine, max_size=max_size)
-    task_list = generate_tasks(seed, tasks, size=size, max_size=max_size)
+                 engine=engine, max_size=max_size, hidden_consumer_rate=hidden_consumer_rate)
+    task_list = generate_tasks(seed, tasks, size=size, max_size=max_size,
+                               hidden_consumer_rate=hidden_consumer_rate)
     if examples:
         from plan07.ab.sources import example_tasks
 
@@ -107,6 +115,7 @@ def ab(
                                 ("--bound", bound), ("--p-fault", p_first)))
     command += (f" --size {size}" if size else "") + ("" if faults else " --no-faults")
     command += f" --max-size {max_size} --engine {engine}"
+    command += f" --hidden-consumer-rate {hidden_consumer_rate:g}" if hidden_consumer_rate else ""
     paths = write(res, out, command)
     if as_json:
         print_json({"out": [str(p) for p in paths], "aggregate": res["aggregate"],
