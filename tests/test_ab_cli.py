@@ -13,10 +13,7 @@ from plan07.ab.generator import generate_tasks
 from plan07.ab.runner import Config, run_ab
 from plan07.cli import main
 
-
-@pytest.fixture(autouse=True)
-def _no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
 
 def test_small_ab_run_writes_report_results_and_chart(tmp_path: Path,

@@ -5,7 +5,6 @@ injected fault is caught by its obligation's own check."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,6 @@ from plan07.ab.checker import Checker, Consistency, imports_of
 from plan07.ab.edits import EditRejected, apply_edit, revert
 from plan07.ab.generator import generate_task, generate_tasks
 from plan07.ab.tasks import Task, write_repo
-
-
-@pytest.fixture(scope="module")
-def checker() -> Iterator[Checker]:
-    with Checker() as c:
-        yield c
 
 
 def _imports(task: Task) -> list[str]:

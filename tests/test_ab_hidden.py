@@ -4,7 +4,6 @@ trigger really does with it (docs/ab.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,7 @@ from plan07.ab.run import Ablation, RunResult
 from plan07.ab.strategies import run_monolithic, run_plan07, run_static
 from plan07.ab.tasks import Task, write_repo
 
-
-@pytest.fixture(scope="module")
-def checker() -> Iterator[Checker]:
-    with Checker() as c:
-        yield c
-
-
-@pytest.fixture(autouse=True)
-def _no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
 
 def hidden_task() -> Task:

@@ -4,7 +4,6 @@ recovery rule says; skipping ordering shows broken intermediate states on a wide
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,17 +16,7 @@ from plan07.ab.run import Ablation, RunResult
 from plan07.ab.strategies import run_monolithic, run_plan07, run_static
 from plan07.ab.tasks import Task, write_repo
 
-
-@pytest.fixture(scope="module")
-def checker() -> Iterator[Checker]:
-    with Checker() as c:
-        yield c
-
-
-@pytest.fixture(autouse=True)
-def _no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The generated repos need no third-party pytest plugin; loading them only costs time.
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
 
 def widen_task(size: int = 5) -> Task:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,6 @@ from plan07.ab.edits import apply_edit
 from plan07.ab.sources import example_tasks, load_swebench
 from plan07.ab.tasks import write_repo
 from plan07.errors import InputError
-
-
-@pytest.fixture(scope="module")
-def checker() -> Iterator[Checker]:
-    with Checker() as c:
-        yield c
 
 
 def test_bundled_example_is_a_task_whose_gold_order_ends_green(

@@ -24,6 +24,8 @@ from plan07 import (
 from plan07.llm.base import Completion
 from plan07.model import Evidence, Usage
 
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
+
 REQUEST = """Make f configurable.
 
 ## Acceptance criteria
@@ -76,12 +78,6 @@ def make_plan(tmp_path: Path, obligations: list[dict[str, object]] | None = None
     return Planner.create(REQUEST, repo=make_repo(tmp_path, **kw), evidence=Evidence(),
                           llm=f"replay:{replay}", state_dir=tmp_path / "state")
 
-
-
-@pytest.fixture(autouse=True)
-def _fast_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The small repos' checks need no pytest plugin; not loading the venv's is ~5x cheaper."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 @pytest.mark.parametrize(
     ("env", "expected"),

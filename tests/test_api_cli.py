@@ -14,15 +14,11 @@ from test_api import OBLIGATIONS, REQUEST, make_repo
 
 from plan07.cli import main
 
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
+
 GOLDEN = Path(__file__).parent / "golden" / "plan" / "session_timeout.plan.json"
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "session_timeout"
 
-
-
-@pytest.fixture(autouse=True)
-def _fast_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The small repos' checks need no pytest plugin; not loading the venv's is ~5x cheaper."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     rc = main(list(argv))

@@ -23,16 +23,11 @@ from plan07.llm.builtin import BuiltinClient
 from plan07.model import Feedback, ImpactEdge, Usage
 from plan07.validate import affected_subgraph, can_terminate, termination_blockers
 
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "session_timeout"
 CONFIG = "sessions.config.SessionConfig"
-
-
-@pytest.fixture(autouse=True)
-def _lean_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The checks run pytest in the example repo with this venv, whose plugins (hypothesis, xdist,
-    # timeout) cost seconds per run; the example needs none of them. Speed only, no behaviour.
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 class ScriptedClient:

@@ -22,19 +22,14 @@ from plan07.validate import (
     termination_blockers,
 )
 
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
+
 
 def node(i: str, validation: str = "compile", deps: list[str] | None = None,
          status: str = "ready", state: str = "pending") -> PlanNode:
     return PlanNode(id=i, target_entity=f"pkg.{i}", obligation="modify", caused_by="req",
                     dependencies=deps or [], evidence="", status=status,  # type: ignore[arg-type]
                     validation=validation, state=state)  # type: ignore[arg-type]
-
-
-@pytest.fixture(autouse=True)
-def _lean_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The checks run pytest with this venv; its plugins (hypothesis, xdist, timeout) cost seconds
-    # per run and the fixture repo needs none of them. Speed only, no behaviour.
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 @pytest.fixture
