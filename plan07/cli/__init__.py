@@ -40,6 +40,7 @@ COMMAND_MODULES = [
     "plan07.cli.plan",
     "plan07.cli.recover",
     "plan07.cli.ab",
+    "plan07.cli.mcp",
 ]
 
 for _name in COMMAND_MODULES:
