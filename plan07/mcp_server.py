@@ -17,7 +17,9 @@ returns the plan table.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
@@ -370,11 +372,66 @@ def build_server() -> Any:
     server: Any = MCPServer(SERVER_NAME, version=version("plan07"), instructions=INSTRUCTIONS,
                             log_level="WARNING")
     for name, (fn, read_only, destructive) in TOOLS.items():
-        server.add_tool(_as_tool(fn), name=name, annotations=ToolAnnotations(
-            read_only_hint=read_only, destructive_hint=destructive, open_world_hint=False))
+        server.add_tool(_as_tool(fn), name=name, description=inspect.cleandoc(fn.__doc__ or ""),
+                        annotations=ToolAnnotations(read_only_hint=read_only,
+                                                    destructive_hint=destructive,
+                                                    open_world_hint=False))
     return server
 
 
 def serve() -> None:
     """Serve the tools over stdio until the client closes stdin."""
     build_server().run("stdio")
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/mcp.md: the tools as a client lists them (tests/test_mcp.py fails on drift)
+
+
+def _type(schema: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "anyOf" in schema:
+        return " \\| ".join(_type(s) for s in schema["anyOf"])
+    kind = schema.get("type", "object")
+    if kind == "array":
+        return f"{_type(schema.get('items', {}))}[]"
+    return "object" if kind == "object" and "title" not in schema else str(kind)
+
+
+def tools_doc(tools: list[Any]) -> str:
+    """Markdown for the listed MCP tools: each one's description, arguments (type, default,
+    description) and result fields, from the schemas the server publishes."""
+    out = [DOC_HEAD]
+    for t in tools:
+        out += [f"## `{t.name}`", "", t.description, "",
+                "| argument | type | default | description |", "|---|---|---|---|"]
+        required = set(t.input_schema.get("required", []))
+        for name, p in t.input_schema["properties"].items():
+            default = "(required)" if name in required else f"`{json.dumps(p.get('default'))}`"
+            desc = " ".join(str(p.get("description", "")).split())
+            out.append(f"| `{name}` | {_type(p)} | {default} | {desc} |")
+        out += ["", "Result: " + ", ".join(
+            f"`{name}` ({_type(p)})" for name, p in (t.output_schema or {}).get(
+                "properties", {}).items()) + ".", ""]
+    return "\n".join(out)
+
+
+DOC_HEAD = """# plan07 as an MCP server: the tools
+
+Generated from the schemas `plan07 mcp` publishes (`python -m plan07.mcp_server --doc >
+docs/mcp.md`; a test fails when they drift). Every tool returns its result as structured content
+(validated against the tool's output schema) and as the same JSON in a text block. A plan07 error
+is a tool error (`isError`) whose text is the line the CLI prints, `error: ...`; nothing is
+written. Named types: `DriverView` is the §3.4 view (`plan07 schema driver-view`), `ProofNode`
+a node of the `proof` schema, `Violation` and `Revision` as in the `plan` schema. How to register
+the server with a client, and a whole loop: the README's "MCP server".
+"""
+
+
+if __name__ == "__main__":  # python -m plan07.mcp_server --doc
+    if sys.argv[1:] != ["--doc"]:
+        raise SystemExit("usage: python -m plan07.mcp_server --doc")
+    import anyio
+
+    sys.stdout.write(tools_doc(anyio.run(build_server().list_tools)))

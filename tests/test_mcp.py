@@ -19,6 +19,9 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
 from plan07.cli import main
+from plan07.mcp_server import tools_doc
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "mcp.md"
 
 REQUEST = """Make `pkg.core.scale` double its input.
 
@@ -128,6 +131,8 @@ def check_tool_schemas(tools: list[Any]) -> None:
         "node", "can_terminate", "termination_blockers"}
     assert by_name["status"].annotations.read_only_hint is True
     assert by_name["rollback"].annotations.destructive_hint is True
+    assert tools_doc(tools) == DOCS.read_text("utf-8"), \
+        "docs/mcp.md drifted: python -m plan07.mcp_server --doc > docs/mcp.md"
 
 
 @pytest.mark.slow
