@@ -60,13 +60,13 @@ def cold_start(work: Path, runs: int) -> None:
 
 
 def sixty_four(work: Path) -> None:
-    from plan07.api import build_artifact
+    from plan07.artifact import build as build_artifact
     from plan07.canonicalize import canonicalize
     from plan07.decompose import decompose
     from plan07.llm import make_client
     from plan07.model import Evidence
     from plan07.obliggraph import derive_order
-    from plan07.planner import schedule
+    from plan07.schedule import schedule
     from plan07.state import save
 
     n = 64

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from plan07 import caps
 from plan07.errors import PlanStateError
 from plan07.model import DriverView, PermittedActions, PlanDAG, PlanNode
-from plan07.planner import natural_key
+from plan07.schedule import natural_key
 
 
 def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:

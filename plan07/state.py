@@ -1,5 +1,5 @@
 """§3.7 plan-state persistence: plan.json, its lock, the log sidecars and the evidence sidecar.
-I/O (files, fcntl); the artifact itself is built by plan07.api.
+I/O (files, fcntl); the artifact itself is built by plan07.artifact.
 
 Writes are atomic (temp file + fsync + rename + fsync of the directory), so a crash never leaves a
 torn plan.json. Every read-modify-write runs under an exclusive `fcntl.flock` on `plan.lock`
@@ -232,13 +232,24 @@ def write_atomic(path: Path, text: str) -> None:
         os.close(dfd)
 
 
+class Transaction:
+    """One read-modify-write of plan.json: `art` is the plan as loaded; change it in place or
+    replace it. It is saved when the block ends without an exception and `art` changed."""
+
+    def __init__(self, art: PlanArtifact) -> None:
+        self.art = art
+
+
 @contextmanager
-def transaction(d: Path) -> Iterator[PlanArtifact]:
-    """Read-modify-write under the lock: load, let the caller change it, save on success."""
+def transaction(d: Path) -> Iterator[Transaction]:
+    """Read-modify-write under the lock (`lock`): load, let the caller change `tx.art`, save on
+    success when something changed. The only read-modify-write of a plan."""
     with lock(d):
-        artifact = load(d)
-        yield artifact
-        save(d, artifact)
+        tx = Transaction(load(d))
+        before = tx.art.model_copy(deep=True)
+        yield tx
+        if tx.art != before:
+            save(d, tx.art)
 
 
 def full_audit(d: Path, artifact: PlanArtifact) -> list[AuditRow]:

@@ -18,7 +18,7 @@ from plan07.driver import (
 )
 from plan07.errors import PlanStateError
 from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult
-from plan07.planner import schedule
+from plan07.schedule import schedule
 
 IDS = ["O1", "O2", "O3", "O10", "O11"]
 PAIRS = [("O1", "O3"), ("O2", "O3"), ("O3", "O11")]

@@ -17,11 +17,12 @@ import pytest
 
 from plan07.api import Planner
 from plan07.cli import main
+from plan07.criteria import can_terminate, termination_blockers
 from plan07.errors import InputError, PlanStateError
 from plan07.llm.base import Completion
 from plan07.llm.builtin import BuiltinClient
 from plan07.model import Feedback, ImpactEdge, Usage
-from plan07.validate import affected_subgraph, can_terminate, termination_blockers
+from plan07.replan import affected_subgraph
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 

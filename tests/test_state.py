@@ -181,8 +181,8 @@ from plan07 import state
 from plan07.model import AuditRow
 d, who = Path(sys.argv[1]), sys.argv[2]
 for i in range(25):
-    with state.transaction(d) as a:
-        a.audit.append(AuditRow(obligation="O1", trace=f"{who}{i}"))
+    with state.transaction(d) as tx:
+        tx.art.audit.append(AuditRow(obligation="O1", trace=f"{who}{i}"))
 """
 
 

@@ -9,18 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from plan07.criteria import can_terminate, criteria_status, termination_blockers
 from plan07.errors import InputError
 from plan07.model import PlanArtifact, PlanNode, Requirement
-from plan07.validate import (
-    affected_subgraph,
-    can_terminate,
-    check_env,
-    classify,
-    criteria_status,
-    parse_check,
-    run_check,
-    termination_blockers,
-)
+from plan07.replan import affected_subgraph
+from plan07.validate import check_env, classify, parse_check, run_check
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 

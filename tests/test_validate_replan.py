@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
+from plan07 import replan
 from plan07.model import Decomposition, DerivedEdge, Obligation, OrderResult, PlanNode, Violation
-from plan07.validate import scoped_replan
 
 
 def ob(i: str, deps: Sequence[str] = (), evidence: str = "") -> Obligation:
@@ -30,6 +30,17 @@ def declared(obs: Sequence[Obligation]) -> OrderResult:
 ORDER = declared(OBS)
 ORDER.violations = [Violation(kind="unplanned_consumer", nodes=["O3"]),
                     Violation(kind="contradicts_ladder", nodes=["O2", "O4"])]
+
+
+def scoped_replan(nodes: Sequence[PlanNode], obligations: Sequence[Obligation],
+                  order: OrderResult, failed: str, hooks: Hooks) -> replan.Replan:
+    """The steps as the Planner takes them, the two effects done by the scripted hooks."""
+    frag = replan.fragment(nodes, obligations, failed)
+    dec = hooks.redecompose(frag.obligations)
+    scope = replan.reply_scope(frag, order, dec)
+    if isinstance(scope, replan.Replan):
+        return scope
+    return replan.splice(frag, order, dec, scope, hooks.rewalk(scope))
 
 
 class Hooks:
@@ -57,8 +68,7 @@ def test_fail_replans_only_the_failed_node_and_its_true_dependents() -> None:
     # the model splits O2 into O2 + O2.r1 and re-points O4 at both
     reply = [ob("O2", ["O1"], "revised"), ob("O2.r1", ["O2"]), ob("O4", ["O2.r1", "O5"])]
     hooks = Hooks(reply)
-    r = scoped_replan(NODES, OBS, ORDER, "O2", redecompose=hooks.redecompose,
-                      rewalk=hooks.rewalk)
+    r = scoped_replan(NODES, OBS, ORDER, "O2", hooks)
     assert hooks.fragments == [["O2", "O4"]]  # ONE call, the subgraph's fragment only
     assert hooks.scopes == [["O1", "O5", "O2", "O2.r1", "O4"]]  # fragment + direct upstream
     assert (r.accepted, r.affected, r.removed) == (True, ["O2", "O4"], ["O2", "O4"])
@@ -82,8 +92,7 @@ def test_fail_replans_only_the_failed_node_and_its_true_dependents() -> None:
 ])
 def test_the_hook_sees_the_affected_fragment_only(failed: str, fragment: list[str]) -> None:
     hooks = Hooks([o for o in OBS if o.id in fragment])
-    r = scoped_replan(NODES, OBS, ORDER, failed, redecompose=hooks.redecompose,
-                      rewalk=hooks.rewalk)
+    r = scoped_replan(NODES, OBS, ORDER, failed, hooks)
     assert hooks.fragments == [fragment]
     assert r.accepted
 
@@ -96,8 +105,7 @@ def test_the_hook_sees_the_affected_fragment_only(failed: str, fragment: list[st
 def test_unusable_scoped_decomposition_keeps_the_plan(reply: list[Obligation] | None,
                                                       why: str) -> None:
     hooks = Hooks(reply)
-    r = scoped_replan(NODES, OBS, ORDER, "O2", redecompose=hooks.redecompose,
-                      rewalk=hooks.rewalk)
+    r = scoped_replan(NODES, OBS, ORDER, "O2", hooks)
     assert not r.accepted
     assert why in r.reason
     assert r.edges == ORDER.edges
@@ -115,7 +123,6 @@ def test_composite_node_failure_replans_all_its_members() -> None:
                       .model_dump()),
              PlanNode(**OBS[4].model_dump())]
     hooks = Hooks([o for o in OBS if o.id in {"O2", "O3", "O4"}])
-    r = scoped_replan(nodes, OBS, ORDER, "O2_cycle", redecompose=hooks.redecompose,
-                      rewalk=hooks.rewalk)
+    r = scoped_replan(nodes, OBS, ORDER, "O2_cycle", hooks)
     assert hooks.fragments == [["O2", "O3", "O4"]]
     assert r.affected == ["O2_cycle", "O4"]

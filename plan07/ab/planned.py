@@ -203,8 +203,8 @@ def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bo
 
 def _deferred_checks(task: Task, s: Session, d: _Drive, evidence: Evidence) -> RunResult:
     """Gate off: the real checks run only at the end; a failure re-plans the failed nodes and
-    their true dependents (plan07.validate.affected_subgraph) as a new plan."""
-    from plan07.validate import affected_subgraph
+    their true dependents (plan07.replan.affected_subgraph) as a new plan."""
+    from plan07.replan import affected_subgraph
 
     nodes = [o for o in task.obligations]
     edges = [(dep, o.id) for o in nodes for dep in o.dependencies]

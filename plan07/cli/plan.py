@@ -188,8 +188,8 @@ def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The plan as a table: id, verb, target, state, deps (* marks the handed-out node), then the
     acceptance criteria. Exit 1 when nothing is left to hand out and the plan cannot terminate."""
     from plan07 import driver
-    from plan07.api import dag_of, reached_checkpoints, stuck_nodes
-    from plan07.validate import criteria_status, termination_blockers
+    from plan07.artifact import dag_of, reached_checkpoints, stuck_nodes
+    from plan07.criteria import criteria_status, termination_blockers
 
     art = _open(state).artifact
     reached = reached_checkpoints(art)
@@ -476,7 +476,7 @@ def _demo(keep: Path | None, as_json: bool) -> None:
     edge = next((e for e in art.edges if e.rule != "declared"), art.edges[0] if art.edges else None)
     proof = None
     if edge is not None:
-        from plan07.api import obligations_of
+        from plan07.artifact import obligations_of
 
         proof = explain(obligations_of(art), st.evidence_of(state_dir, art), edge.from_, edge.to,
                         engine=art.engine)
