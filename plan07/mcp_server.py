@@ -231,8 +231,8 @@ def status(state: State = None) -> StatusResult:
     """The plan as a table (id, verb, target, state, deps; `active` marks the handed-out node)
     and its acceptance criteria, for the person supervising the agent. The agent works from
     `next`, which shows only the current obligation."""
-    from plan07.api import reached_checkpoints
-    from plan07.validate import criteria_status, termination_blockers
+    from plan07.artifact import reached_checkpoints
+    from plan07.criteria import criteria_status, termination_blockers
 
     art = _planner(state).artifact
     order = art.schedule.order
@@ -262,7 +262,7 @@ def explain(
     rules/ordering.dl:LINE, fact sources). When the edge does not hold (a normal result):
     the closest candidate rule and its first missing premise (`why_not`)."""
     from plan07 import state as st
-    from plan07.api import obligations_of
+    from plan07.artifact import obligations_of
     from plan07.obliggraph import explain as explain_edge
 
     planner = _planner(state)
