@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from plan07 import artifact as A
-from plan07 import state, transitions
+from plan07 import caps, state, transitions
 from plan07.errors import InputError, ModelOutputError, Plan07Error, PlanStateError
 from plan07.model import (
     Checkpoint,
@@ -221,9 +221,11 @@ class Planner:
         (§3.4: the single actionable obligation) is validated; `timeout` must be > 0 seconds."""
         from plan07.validate import run_node
 
-        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-            raise InputError(f"timeout {timeout!r} must be a number of seconds > 0",
-                             field="--timeout")
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout)
+                and 0 < timeout <= caps.CHECK_TIMEOUT_MAX_S):
+            raise InputError(f"timeout {timeout!r} must be a number of seconds > 0 and at most "
+                             f"{caps.CHECK_TIMEOUT_MAX_S:g}", field="--timeout",
+                             cap=f"CHECK_TIMEOUT_MAX_S {caps.CHECK_TIMEOUT_MAX_S:g}")
         run = transitions.gate_run(self.artifact, node_id)  # refused before anything is written
         if run.reserved:
             with state.transaction(self.state_dir) as tx:

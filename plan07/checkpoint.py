@@ -10,7 +10,6 @@ files back and removes files added since, never touching `.git`, ignored files, 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -34,7 +33,10 @@ _BLOB_MODES = {"100644", "100755", "120000"}
 
 def _env(index: str | None) -> dict[str, str]:
     # A GIT_DIR/GIT_WORK_TREE/GIT_INDEX_FILE inherited from a hook would point git elsewhere.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    from plan07.sandbox import tool_env
+
+    # ...and no credential reaches git (a repo's config may name filters that run with it)
+    env = {k: v for k, v in tool_env().items() if not k.startswith("GIT_")}
     env.update(_IDENTITY)
     if index is not None:
         env["GIT_INDEX_FILE"] = index
@@ -288,7 +290,9 @@ def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint, *,
         if c["id"] == cp.id:
             c["git_ref"] = ref
     body = {"seq": seq, "checkpoint": cp.model_dump(mode="json"), "plan": plan}
-    write_atomic(d / f"{cp.id}.json", json.dumps(body, ensure_ascii=False))
+    from plan07.sandbox import redact
+
+    write_atomic(d / f"{cp.id}.json", redact(json.dumps(body, ensure_ascii=False)))
     return cp
 
 

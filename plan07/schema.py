@@ -13,6 +13,7 @@ from importlib import import_module, resources
 from pathlib import Path
 from typing import Any
 
+from plan07 import caps
 from plan07.errors import InputError
 
 # name -> "module:Model". Names are what `plan07 schema NAME` takes.
@@ -81,19 +82,15 @@ def validate(name: str, data: Any, *, source: str | None = None) -> None:
 
 
 def read_json(path: str | Path, *, what: str) -> Any:
-    """Read a JSON file (or '-' for stdin) with an error naming the file and the place."""
+    """Read a JSON file (or '-' for stdin) with an error naming the file and the place; a FIFO or
+    a directory, an oversized or over-deep document are refused (plan07.boundedio)."""
+    from plan07.boundedio import loads, read_text
+
     try:
-        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text("utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = sys.stdin.read() if str(path) == "-" else read_text(path, what=what)
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read {what}: {exc}", source=str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=str(path)
-        ) from None
+    return loads(text, source=str(path))
 
 
 def load(name: str, path: str | Path) -> Any:
@@ -106,9 +103,15 @@ def parse(name: str, data: Any, *, source: str | None = None) -> Any:
     """Validate an in-memory JSON value against the shipped schema, then build the model."""
     from pydantic import ValidationError
 
-    validate(name, data, source=source)
+    from plan07.boundedio import depth_exceeds, too_deep
+
+    if depth_exceeds(data, caps.JSON_MAX_DEPTH):
+        raise too_deep(source, name)
     try:
+        validate(name, data, source=source)
         return model_for(name).model_validate(data)
+    except RecursionError:
+        raise too_deep(source, name) from None
     except ValidationError as exc:  # model-level checks the schema cannot express
         err = exc.errors()[0]
         raise InputError(

@@ -17,6 +17,7 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -52,9 +53,18 @@ def exists(d: Path) -> bool:
 @contextmanager
 def lock(d: Path) -> Iterator[None]:
     """An exclusive lock on the plan in `d` (blocks until the other holder is done)."""
-    d.mkdir(parents=True, exist_ok=True)
-    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    path = d / LOCK_FILE
     try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise InputError(f"cannot take the plan's lock: {exc.strerror or exc}; it must be a "
+                         "regular file plan07 may write (remove it, or pass another --state)",
+                         source=str(path)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError("the plan's lock is not a regular file; remove it, or pass "
+                             "another --state", source=str(path))
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
@@ -69,32 +79,50 @@ def load(d: Path) -> PlanArtifact:
     validated by the model on the way out; they skip the JSON Schema pass (and its ~0.1 s import,
     for a fast `plan07 next`) but are still validated by the model. Anything else, a hand edit
     included, goes through the shipped schema first."""
+    from plan07.boundedio import loads, read_bytes, too_deep
+
     path = d / PLAN_FILE
-    try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         raise InputError(
             "no plan here; run `plan07 plan REQUEST --repo DIR` first (or pass --state DIR)",
             source=str(path),
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        )
+    raw = read_bytes(path, what="plan", max_bytes=caps.INPUT_MAX_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read the plan: {exc}", source=str(path)) from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = loads(text, source=str(path))
+    except InputError as exc:
+        if exc.cap:
+            raise
         raise InputError(
-            f"corrupt plan: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            "restore it or re-run `plan07 plan`",
-            source=str(path),
+            f"corrupt plan: {exc.problem}; restore it or re-run `plan07 plan`", source=str(path),
         ) from None
-    stamp = d / STAMP_FILE
-    if stamp.is_file() and stamp.read_text("ascii").strip() == hashlib.sha256(raw).hexdigest():
-        return PlanArtifact.model_validate(data)
-    from plan07.schema import parse
+    try:
+        if _stamp_matches(d, raw):
+            return PlanArtifact.model_validate(data)
+        from plan07.schema import parse
 
-    artifact: PlanArtifact = parse("plan", data, source=str(path))
+        artifact: PlanArtifact = parse("plan", data, source=str(path))
+    except RecursionError:
+        raise too_deep(str(path), "plan") from None
     return artifact
+
+
+def _stamp_matches(d: Path, raw: bytes) -> bool:
+    """True iff plan.json.sha256 holds the digest of `raw` (any other content, non-ASCII bytes
+    included, just means the full schema pass runs)."""
+    path = d / STAMP_FILE
+    if not path.is_file():  # never open a FIFO
+        return False
+    try:
+        with path.open("rb") as fh:
+            stamp = fh.read(128)
+    except OSError:
+        return False
+    return stamp.strip() == hashlib.sha256(raw).hexdigest().encode("ascii")
 
 
 def dumps(artifact: PlanArtifact) -> str:
@@ -111,7 +139,9 @@ def dumps(artifact: PlanArtifact) -> str:
             lines.append(f"{json.dumps(key)}: [\n  {items}\n]")
         else:
             lines.append(f"{json.dumps(key)}: {_compact(value)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    from plan07.sandbox import redact
+
+    return redact("{\n" + ",\n".join(lines) + "\n}\n")  # no credential is ever stored
 
 
 def _compact(value: Any) -> str:
@@ -149,7 +179,9 @@ def prepare(artifact: PlanArtifact) -> Prepared:
     text = dumps(out)
     evidence_text = None
     if len(text.encode()) > caps.ARTIFACT_MAX_BYTES and out.evidence is not None:
-        evidence_text = out.evidence.model_dump_json(indent=1, exclude_defaults=True)
+        from plan07.sandbox import redact
+
+        evidence_text = redact(out.evidence.model_dump_json(indent=1, exclude_defaults=True))
         out.evidence, out.evidence_file = None, EVIDENCE_FILE
         text = dumps(out)
     size = len(text.encode())
@@ -197,8 +229,10 @@ def _append(path: Path, prev: LogOverflow | None, rows: list[AuditRow] | list[Re
     if not rows:
         return
     keep = _read_lines(path, prev.rows if prev else 0)
+    from plan07.sandbox import redact
+
     body = "".join(line + "\n" for line in keep) + "".join(
-        r.model_dump_json() + "\n" for r in rows
+        redact(r.model_dump_json()) + "\n" for r in rows
     )
     write_atomic(path, body)
 

@@ -10,6 +10,7 @@ repo is refused. Every run also runs the repo-wide build check that proves tempo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -97,34 +98,44 @@ def parse_check(validation: str, repo: Path) -> tuple[CheckKind, list[str]]:
     return "unverifiable", []
 
 
-def check_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The subprocess environment: no API keys (PLAN07_LLM_API_KEY, any *_API_KEY), and no
-    bytecode written into the target repo."""
-    env = dict(os.environ if base is None else base)
-    for key in list(env):
-        if key == "PLAN07_LLM_API_KEY" or key.upper().endswith("_API_KEY"):
-            del env[key]
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
+def check_env(base: dict[str, str] | None = None, *, repo: Path | None = None
+              ) -> dict[str, str]:
+    """The subprocess environment: an allowlist, never a credential, and no bytecode written
+    into the target repo (plan07.sandbox.check_env; which variables pass is decided there)."""
+    from plan07.sandbox import check_env as allowlisted
+
+    return allowlisted(base, repo=repo)
 
 
 def _run(argv: list[str], repo: Path, timeout: float, env: dict[str, str]) -> tuple[bool, str]:
-    """Run argv in repo with a timeout; on timeout the whole process group is killed."""
-    try:
-        proc = subprocess.Popen(  # noqa: S603 - argv list, shell=False, checked by parse_check
-            argv, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, shell=False, start_new_session=True,
-        )
-    except OSError as exc:
-        return False, f"could not start check: {exc}"
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        text = out.decode("utf-8", "replace") if out else ""
-        return False, f"{text}\ncheck timed out after {timeout:g}s"
-    return proc.returncode == 0, out.decode("utf-8", "replace")
+    """Run argv in repo with a timeout; on timeout the whole process group is killed, and the
+    check dies with plan07 (PR_SET_PDEATHSIG); no credential of plan07's can be read from it
+    (plan07.sandbox: shield, undumpable). The output comes back redacted."""
+    from plan07.sandbox import child_setup, redact, shield, undumpable
+
+    shield()
+    with undumpable():
+        try:
+            proc = subprocess.Popen(  # noqa: S603 - argv list, shell=False, checked by parse_check
+                argv, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, shell=False, start_new_session=True,
+                preexec_fn=child_setup(os.getpid()),  # noqa: PLW1509 - prctl only, no locks
+            )
+        except OSError as exc:
+            return False, f"could not start check: {exc}"
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            text = out.decode("utf-8", "replace") if out else ""
+            return False, redact(f"{text}\ncheck timed out after {timeout:g}s")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    return proc.returncode == 0, redact(out.decode("utf-8", "replace"))
 
 
 def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0) -> Verdict:
@@ -151,7 +162,7 @@ def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0) -> Verdict:
     if not repo.is_dir():
         raise InputError("repository directory not found", source=str(repo))
     with tempfile.TemporaryDirectory(prefix="plan07-pyc-") as pyc:
-        env = check_env()
+        env = check_env(repo=repo)
         env["PYTHONPYCACHEPREFIX"] = pyc  # compileall writes its .pyc here, not into the repo
         _, build_argv = parse_check("compile", repo)
         ok, out = _run(build_argv, repo, timeout, env)  # §3.5: the build check compiles

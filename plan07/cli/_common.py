@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
-
-from plan07.errors import InputError
 
 JSON_HELP = "Print machine-readable JSON instead of human output."
 
@@ -30,9 +27,6 @@ def read_text(path: str, *, what: str) -> str:
     """Read FILE or '-' (stdin) as text, with an error naming the file."""
     if path == "-":
         return sys.stdin.read()
-    try:
-        return Path(path).read_text("utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found", source=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what}: {exc}", source=path) from None
+    from plan07.boundedio import read_text as read_bounded
+
+    return read_bounded(path, what=what)

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from plan07.engine.ir import Atom, Compare, Const, Literal, Program, Rule, Term, Var
-from plan07.errors import RuleError
+from plan07.errors import InputError, RuleError
 
 GRAMMAR = r"""
 start: stmt*
@@ -141,9 +141,10 @@ def _annotations(text: str) -> _Annotations:
 
 def parse_file(path: str | Path) -> Program:
     p = Path(path)
+    from plan07.boundedio import read_text
+
     try:
-        text = p.read_text("utf-8")
-    except OSError as exc:
-        raise RuleError(f"cannot read rule file: {exc.strerror or exc}", file=str(p),
-                        line=0) from None
+        text = read_text(p, what="rule file")
+    except InputError as exc:  # missing, a FIFO, a directory, too big, not UTF-8 (binary)
+        raise RuleError(exc.problem, file=str(p), line=0) from None
     return parse(text, file=str(p))

@@ -88,7 +88,11 @@ def read_db(path: Path) -> Evidence:
     except sqlite3.Error as exc:
         raise InputError(f"cannot open recon.db: {exc}", source=str(path)) from None
     with contextlib.closing(con):
-        present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        try:
+            present = {r[0] for r in
+                       con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.Error as exc:  # "file is not a database": a header and garbage
+            raise InputError(f"not a readable recon.db: {exc}", source=str(path)) from None
         data: dict[str, Any] = {}
         for table, (cols, where, required) in TABLES.items():
             if table not in present:

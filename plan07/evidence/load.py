@@ -24,6 +24,10 @@ def is_sqlite(path: Path) -> bool:
 def load_evidence(path: str | Path) -> Evidence:
     """An Evidence bundle from a `.json` file (or '-', stdin) or a SQLite recon.db (by content)."""
     p = Path(path)
+    if str(path) != "-":
+        from plan07.boundedio import require_regular
+
+        require_regular(p, what="evidence")  # a FIFO would block the SQLite sniff below
     if str(path) != "-" and is_sqlite(p):
         from plan07.evidence.db import read_db
 

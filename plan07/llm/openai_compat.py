@@ -49,6 +49,9 @@ class OpenAIClient:
         self.base_url = base_url
         self.mode = mode
         self._api_key = api_key
+        from plan07.sandbox import remember
+
+        remember(api_key)  # redacted from every output, wherever it came from
         self._timeout_s = timeout_s
         self._max_attempts = max(1, max_attempts)
         self._backoff_s = backoff_s
@@ -135,7 +138,16 @@ class OpenAIClient:
                                      f"{_message(exc)}") from None
             except openai.OpenAIError as exc:
                 raise LLMUnavailable(f"{self.name}: unusable response: {exc}") from None
-            return _completion(resp)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                # a 200 whose body is not a chat completion (HTML, bad JSON, wrong shape)
+                raise LLMUnavailable(f"{self.name}: the endpoint's reply is not a chat "
+                                     f"completion ({type(exc).__name__}: "
+                                     f"{' '.join(str(exc).split())[:160]})") from None
+            try:
+                return _completion(resp)
+            except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+                raise LLMUnavailable(f"{self.name}: the endpoint's reply is not a chat "
+                                     f"completion ({type(exc).__name__})") from None
 
     def _delay(self, attempt: int, exc: Exception) -> float:
         """Exponential backoff, or the server's Retry-After when it gives a short one."""
@@ -162,7 +174,9 @@ def _names_format(exc: Exception) -> bool:
 
 def _completion(resp: Any) -> Completion:
     """The first choice's text (empty when the endpoint sent none) and its usage."""
-    choices = getattr(resp, "choices", None) or []
+    if isinstance(resp, str | bytes) or not hasattr(resp, "choices"):
+        raise TypeError(f"a {type(resp).__name__}, not a chat completion object")
+    choices = resp.choices or []
     text, finish = "", None
     if choices:
         text = getattr(choices[0].message, "content", None) or ""

@@ -21,17 +21,9 @@ class ReplayClient:
     def __init__(self, path: str | Path) -> None:
         p = Path(path)
         self.name = f"replay:{p}"
-        try:
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise InputError("replay file not found", field="--llm", source=str(p)) from None
-        except OSError as exc:
-            raise InputError(f"cannot read replay file: {exc}", field="--llm") from None
-        if len(data) > caps.REPLAY_MAX_BYTES:
-            raise InputError(
-                f"replay file is {len(data)} bytes", field="--llm", source=str(p),
-                cap=f"REPLAY_MAX_BYTES={caps.REPLAY_MAX_BYTES}",
-            )
+        from plan07.boundedio import read_bytes
+
+        data = read_bytes(p, what="replay", max_bytes=caps.REPLAY_MAX_BYTES, field="--llm")
         try:
             self.text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
