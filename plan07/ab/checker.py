@@ -51,19 +51,33 @@ class CheckResult:
 class Checker:
     """A client of one worker process; use as a context manager (the worker is ended on exit)."""
 
-    def __init__(self, timeout: float = 120.0) -> None:
+    def __init__(self, timeout: float = 120.0, *, python: str | None = None,
+                 pythonpath: tuple[str, ...] = (), paths: tuple[str, ...] = (".",)) -> None:
+        """`python`: the interpreter that runs the repo's tests (a real repo's venv, with its
+        own pytest); the worker file is run by path there, so plan07 need not be installed in
+        it. `pythonpath`: import roots relative to the repo; `paths`: what pytest runs."""
         self.timeout = timeout
         self.calls = 0
+        self.pythonpath, self.paths = tuple(pythonpath), tuple(paths)
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         for key in list(env):
             if key.upper().endswith("_API_KEY"):
                 del env[key]
+        env.pop("PYTHONPATH", None)  # the repo's import path comes with each request
+        if python is None:
+            argv = [sys.executable, "-m", "plan07.ab.worker"]
+        else:
+            from plan07.ab import worker
+
+            argv = [python, "-c", "import runpy, sys; sys.argv = ['worker']; "
+                    f"runpy.run_path({worker.__file__!r}, run_name='__main__')"]
         self._proc = subprocess.Popen(  # noqa: S603 - our own module, argv list
-            [sys.executable, "-m", "plan07.ab.worker"], stdin=subprocess.PIPE,
+            argv, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 
     def check(self, repo: Path, imports: list[str] | None = None) -> CheckResult:
-        req = {"repo": str(repo.resolve()), "imports": imports or [], "timeout": self.timeout}
+        req = {"repo": str(repo.resolve()), "imports": imports or [], "timeout": self.timeout,
+               "pythonpath": list(self.pythonpath), "paths": list(self.paths)}
         assert self._proc.stdin is not None
         assert self._proc.stdout is not None
         self._proc.stdin.write(json.dumps(req) + "\n")

@@ -5,11 +5,14 @@ Per task (plan07.ab.run.RunResult): retry tokens (see plan07.ab.run), temporal-c
 states, resolved, tokens, cost. Per run and strategy: retry tokens per task (mean over tasks),
 temporal-consistency rate (valid states / executed states, pooled over the run's tasks), resolve
 rate (resolved / tasks), tokens per task, cost per task ($, from the price table). Over R runs:
-mean and sample std of those per-run values (std 0 when R = 1).
+mean and sample std of those per-run values (std 0 when R = 1). Intervals (plan07.ab.stats): a
+paired bootstrap over tasks for every ratio and every ablation Δ; the ablation's noise band is
+measured from the runs (twice the full plan07's run-to-run relative std, floor 1 %), not fixed.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,16 +23,16 @@ METRICS = ("retry_tokens", "consistency", "resolve_rate", "tokens", "cost")
 # DeepSeek's published chat prices, the spec's weak model family.
 DEFAULT_PRICE = (0.27, 1.10)
 ABLATION_ORDER = ("revision", "externalized_plan", "typed_artifacts", "ordering", "gate")
-NOISE = 0.05  # §7.5: |Δ| <= 5 % is noise
 
 
 @dataclass(frozen=True)
 class Stat:
     mean: float
     std: float
+    runs: tuple[float, ...] = ()  # the per-run values the mean and std are over
 
-    def to_dict(self) -> dict[str, float]:
-        return {"mean": self.mean, "std": self.std}
+    def to_dict(self) -> dict[str, Any]:
+        return {"mean": self.mean, "std": self.std, "runs": list(self.runs)}
 
 
 def cost_of(r: dict[str, Any], price: tuple[float, float]) -> float:
@@ -56,7 +59,8 @@ def over_runs(values: Sequence[dict[str, float]]) -> dict[str, Stat]:
     out = {}
     for m in METRICS:
         xs = [v[m] for v in values]
-        out[m] = Stat(statistics.fmean(xs), statistics.stdev(xs) if len(xs) > 1 else 0.0)
+        out[m] = Stat(statistics.fmean(xs), statistics.stdev(xs) if len(xs) > 1 else 0.0,
+                      tuple(xs))
     return out
 
 
@@ -70,9 +74,21 @@ def aggregate(rows: Sequence[dict[str, Any]], price: tuple[float, float]
             for s, runs in sorted(by.items())}
 
 
+RATIOS = {"retry_vs_monolithic": ("retry_tokens", "current"),
+          "retry_vs_static": ("retry_tokens", "static"),
+          "consistency_vs_monolithic": ("consistency", "current"),
+          "consistency_vs_static": ("consistency", "static"),
+          "resolve_vs_monolithic": ("resolve_rate", "current"),
+          "tokens_vs_monolithic": ("tokens", "current"),
+          "cost_vs_monolithic": ("cost", "current")}
+
+
 def decision(agg: dict[str, dict[str, Stat]], candidate: str = "plan07",
-             current: str = "monolithic", static: str = "static") -> dict[str, Any]:
-    """§7.4 exactly as written; `current` is the edit-without-planning path (monolithic)."""
+             current: str = "monolithic", static: str = "static", *,
+             rows: Sequence[dict[str, Any]] | None = None,
+             price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0) -> dict[str, Any]:
+    """§7.4 exactly as written (on the means); `current` is the edit-without-planning path
+    (monolithic). With `rows`, every ratio also gets its paired-bootstrap 95 % interval."""
     c, cur, st = agg[candidate], agg[current], agg[static]
 
     def clause(name: str, ok: bool, left: float, right: str) -> dict[str, Any]:
@@ -96,8 +112,16 @@ def decision(agg: dict[str, dict[str, Stat]], candidate: str = "plan07",
         clause("tokens <= 1.5 x current", c["tokens"].mean <= 1.5 * cur["tokens"].mean,
                c["tokens"].mean, f"1.5 x {cur['tokens'].mean:.1f}"),
     ]
-    return {"wins": all(x["pass"] for x in clauses), "clauses": clauses,
-            "ratios": ratios(agg, candidate, current, static)}
+    out: dict[str, Any] = {"wins": all(x["pass"] for x in clauses), "clauses": clauses,
+                           "ratios": ratios(agg, candidate, current, static)}
+    if rows is not None:
+        from plan07.ab import stats
+
+        names = {"current": current, "static": static}
+        pairs = {k: (candidate, names[who], m) for k, (m, who) in RATIOS.items()}
+        out["intervals"] = {k: list(v) for k, v in stats.ratio_intervals(
+            stats.cells(rows, price), pairs, seed=seed).items()}
+    return out
 
 
 def ratios(agg: dict[str, dict[str, Stat]], candidate: str, current: str, static: str
@@ -106,12 +130,8 @@ def ratios(agg: dict[str, dict[str, Stat]], candidate: str, current: str, static
         return a / b if b else None
 
     c = agg[candidate]
-    return {
-        "retry_vs_monolithic": div(c["retry_tokens"].mean, agg[current]["retry_tokens"].mean),
-        "retry_vs_static": div(c["retry_tokens"].mean, agg[static]["retry_tokens"].mean),
-        "tokens_vs_monolithic": div(c["tokens"].mean, agg[current]["tokens"].mean),
-        "cost_vs_monolithic": div(c["cost"].mean, agg[current]["cost"].mean),
-    }
+    names = {"current": current, "static": static}
+    return {k: div(c[m].mean, agg[names[who]][m].mean) for k, (m, who) in RATIOS.items()}
 
 
 def rel_delta(variant: float, full: float) -> float:
@@ -121,22 +141,40 @@ def rel_delta(variant: float, full: float) -> float:
     return (variant - full) / abs(full)
 
 
-def ablation(agg: dict[str, dict[str, Stat]], full: str = "plan07") -> list[dict[str, Any]]:
+def ablation(agg: dict[str, dict[str, Stat]], full: str = "plan07", *,
+             rows: Sequence[dict[str, Any]] | None = None,
+             price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0) -> list[dict[str, Any]]:
     """§7.5: each mechanism removed in isolation vs the full plan07 on the same tasks and runs.
-    delete iff no honest metric moves beyond noise (|Δ| <= 5 %); a removal that lowers retry
-    tokens and does not lower temporal consistency shows the mechanism is a harm (remove)."""
+    A metric *moves* iff |Δ| exceeds its noise band (measured from the full plan07's runs,
+    plan07.ab.stats.noise_band) and, given `rows`, the paired-bootstrap 95 % interval of Δ
+    excludes 0. delete iff no metric moves; a removal that lowers retry tokens and lowers
+    neither consistency nor resolve shows the mechanism is a harm (remove); else keep."""
+    from plan07.ab import stats
+
+    c = stats.cells(rows, price) if rows is not None else None
     out = []
     for mech in ABLATION_ORDER:
         name = f"{full}-no_{mech}"
         if name not in agg:
             continue
         deltas = {m: rel_delta(agg[name][m].mean, agg[full][m].mean) for m in METRICS}
-        moved = [m for m, d in deltas.items() if abs(d) > NOISE]
-        harm = (deltas["retry_tokens"] < -NOISE and deltas["consistency"] >= 0
-                and deltas["resolve_rate"] >= 0)
-        verdict = "delete (no metric moves beyond 5 %)" if not moved else \
+        bands = {m: stats.noise_band(agg[full][m].runs) for m in METRICS}
+        cis = ({m: list(stats.delta_interval(c, name, full, m, seed=seed)) for m in METRICS}
+               if c is not None and name in c and full in c else {})
+
+        def moves(m: str, sign: int = 0) -> bool:
+            d = deltas[m]
+            if abs(d) <= bands[m] or (sign and d * sign <= 0):
+                return False
+            lo, hi = cis.get(m, [d, d])
+            return not (lo <= 0 <= hi) or math.isnan(lo)
+
+        moved = [m for m in METRICS if moves(m)]
+        harm = moves("retry_tokens", -1) and not moves("consistency", -1) \
+            and not moves("resolve_rate", -1)
+        verdict = "delete (no metric moves beyond noise)" if not moved else \
             "remove (its removal improves the honest metrics: a demonstrated harm)" if harm \
             else "keep (" + ", ".join(moved) + " move)"
-        out.append({"mechanism": mech, "variant": name, "deltas": deltas, "verdict": verdict,
-                    "keep": bool(moved) and not harm})
+        out.append({"mechanism": mech, "variant": name, "deltas": deltas, "bands": bands,
+                    "intervals": cis, "verdict": verdict, "keep": bool(moved) and not harm})
     return out

@@ -76,10 +76,14 @@ class RunResult:
 
 
 class Session:
-    """One strategy run on one task in `repo`: metering, edits, step observation."""
+    """One strategy run on one task in `repo`: metering, edits, step observation. The session
+    being run is `Session.current`, so a unit that crashes still reports what it spent."""
+
+    current: Session | None = None
 
     def __init__(self, strategy: str, task: Task, repo: Path, executor: Executor,
                  checker: Checker, bound: int) -> None:
+        Session.current = self
         self.task, self.repo, self.executor, self.checker = task, repo, executor, checker
         self.bound = bound
         self.result = RunResult(strategy, task.id, len(task.steps))
@@ -146,3 +150,16 @@ class Session:
         whose check fails in state `r`. `finish` judges every gold step, hidden ones included."""
         return [k for k, s in enumerate(self.task.visible)
                 if not r.satisfies(s.obligation.validation)]
+
+
+def salvage(strategy: str, task: Task, why: str) -> RunResult:
+    """A unit that crashed or was refused: unresolved, with every token it had spent (§7 honest
+    numbers: a refusal is not free) and the reason in `note`."""
+    s = Session.current
+    if s is not None and s.task is task:
+        res = s.result
+    else:
+        res = RunResult(strategy, task.id, len(task.steps))
+    res.resolved = False
+    res.note = why[:300]
+    return res

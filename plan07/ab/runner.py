@@ -11,7 +11,8 @@ import multiprocessing as mp
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,15 +42,43 @@ class Config:
     engine: str = "pydatalog"  # the rule engine plan07 orders with (Planner.create(engine=))
     max_size: int | None = None  # cap on generated task sizes (None: 3..30)
     hidden_consumer_rate: float = 0.0  # widenings whose decomposition hides one consumer
+    ablation_executor: str = ""  # the executor of the ablation units ("": `executor`)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 Unit = tuple[int, int, str]  # (run, task index, strategy or variant)
+# Ablation units run the full plan07 and each variant with the ablation executor (which may be
+# the prompt-sensitive one, `scripted:prompt`), beside the A/B's own units.
+ABL = "ablation/"
 _TASKS: list[Task] = []
 _CONFIG: Config | None = None
 _CHECKER: Any = None
+_CHECKER_KEY: tuple[str, tuple[str, ...]] | None = None
+
+
+@contextmanager
+def _gate_env(task: Task) -> Iterator[None]:
+    """A real repo's import path (`Task.pythonpath`, relative to the repo root) for plan07's own
+    gate too: its checks run with cwd = the repo and inherit PYTHONPATH (entries stay relative,
+    so they resolve inside whichever copy the check runs in)."""
+    if not task.pythonpath and not task.python:
+        yield
+        return
+    want = {"PYTHONPATH": os.pathsep.join(task.pythonpath)}
+    if task.python:  # the repo's interpreter, for a gate that honours $VIRTUAL_ENV
+        want["VIRTUAL_ENV"] = str(Path(task.python).parent.parent)
+    old = {k: os.environ.get(k) for k in want}
+    os.environ.update(want)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _init(tasks: list[Task], config: Config) -> None:
@@ -60,7 +89,7 @@ def _init(tasks: list[Task], config: Config) -> None:
 
 def run_unit(unit: Unit) -> dict[str, Any]:
     """One strategy (or ablation variant) on one task for one seeded run, in a fresh repo."""
-    global _CHECKER
+    global _CHECKER, _CHECKER_KEY
     from plan07.ab.checker import Checker
     from plan07.ab.executors import make_executor
     from plan07.ab.strategies import RUNNERS
@@ -68,24 +97,35 @@ def run_unit(unit: Unit) -> dict[str, Any]:
     assert _CONFIG is not None
     run, ti, name = unit
     task = _TASKS[ti]
-    if _CHECKER is None:
-        _CHECKER = Checker()
-    ex = make_executor(_CONFIG.executor, seed=_CONFIG.seed + run, faults=_CONFIG.faults)
+    key = (task.python or "", task.pythonpath)
+    if _CHECKER is None or _CHECKER_KEY != key:
+        if _CHECKER is not None:
+            _CHECKER.close()
+        _CHECKER = Checker(python=task.python, pythonpath=task.pythonpath, paths=task.check_paths)
+        _CHECKER_KEY = key
+    _CHECKER.paths = task.check_paths
+    spec = _CONFIG.ablation_executor if name.startswith(ABL) and _CONFIG.ablation_executor \
+        else _CONFIG.executor
+    ex = make_executor(spec, seed=_CONFIG.seed + run, faults=_CONFIG.faults)
     tmp = Path(tempfile.mkdtemp(prefix="plan07-ab-"))
+    base = name.removeprefix(ABL)
+    from plan07.ab import run as runmod
+
+    runmod.Session.current = None
     try:
         repo = write_repo(task, tmp / "repo")
-        if name in RUNNERS and name != "plan07":
-            res = RUNNERS[name](task, repo, ex, _CHECKER, _CONFIG.bound)
-        else:
-            ab = VARIANTS.get(name, Ablation())
-            res = RUNNERS["plan07"](task, repo, ex, _CHECKER, _CONFIG.bound,
-                                    state_dir=tmp / "state", ablation=ab, engine=_CONFIG.engine)
-            res.strategy = name
+        with _gate_env(task):
+            if base in RUNNERS and base != "plan07":
+                res = RUNNERS[base](task, repo, ex, _CHECKER, _CONFIG.bound)
+            else:
+                ab = VARIANTS.get(base, Ablation())
+                res = RUNNERS["plan07"](task, repo, ex, _CHECKER, _CONFIG.bound,
+                                        state_dir=tmp / "state", ablation=ab,
+                                        engine=_CONFIG.engine)
+        res.strategy = name
     except Exception as exc:  # noqa: BLE001 - one broken unit must not lose the whole run
-        from plan07.ab.run import RunResult
-
-        res = RunResult(name, task.id, len(task.steps), note=f"error: {type(exc).__name__}: "
-                        f"{' '.join(str(exc).split())[:240]}")
+        why = f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:240]}"
+        res = runmod.salvage(name, task, why)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return {**res.to_dict(), "run": run, "task_index": ti, "shape": task.shape}
@@ -95,7 +135,8 @@ def units(config: Config, n_tasks: int) -> list[Unit]:
     out = [(r, i, s) for r in range(config.runs) for i in range(n_tasks)
            for s in config.strategies]
     k = min(config.ablation_tasks, n_tasks)
-    out += [(r, i, v) for r in range(config.runs) for i in range(k) for v in VARIANTS]
+    out += [(r, i, ABL + v) for r in range(config.runs) for i in range(k)
+            for v in ("plan07", *VARIANTS)]
     return out
 
 
@@ -136,15 +177,17 @@ def summarize(tasks: list[Task], config: Config, rows: list[dict[str, Any]]) -> 
         "rows": rows,
     }
     if {"plan07", "monolithic", "static"} <= set(agg):
-        out["decision"] = metrics.decision(agg)
+        out["decision"] = metrics.decision(agg, rows=main, price=config.price, seed=config.seed)
     k = min(config.ablation_tasks, len(tasks))
     if k:
-        sub = [r for r in rows if r["task_index"] < k
-               and (r["strategy"] == "plan07" or r["strategy"] in VARIANTS)]
+        sub = [dict(r, strategy=r["strategy"].removeprefix(ABL)) for r in rows
+               if r["task_index"] < k and r["strategy"].startswith(ABL)]
         abl = metrics.aggregate(sub, config.price)
-        out["ablation"] = {"tasks": k, "aggregate": {s: {m: v.to_dict() for m, v in ms.items()}
-                                                     for s, ms in abl.items()},
-                           "verdicts": metrics.ablation(abl)}
+        out["ablation"] = {"tasks": k, "executor": config.ablation_executor or config.executor,
+                           "aggregate": {s: {m: v.to_dict() for m, v in ms.items()}
+                                         for s, ms in abl.items()},
+                           "verdicts": metrics.ablation(abl, rows=sub, price=config.price,
+                                                        seed=config.seed)}
     return out
 
 

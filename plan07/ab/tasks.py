@@ -49,6 +49,12 @@ class Task:
     # Gold steps left out of the decomposition every strategy is handed (a hidden consumer):
     # the repo's tests and `steps` still need them; see `visible`.
     hidden: tuple[str, ...] = ()
+    # A real repo (--commits, --swebench): the interpreter that runs its tests (None: the
+    # harness's), import paths relative to the repo root, and the test paths the per-step
+    # temporal-consistency check runs (the instance's own tests, not a whole foreign suite).
+    python: str | None = None
+    pythonpath: tuple[str, ...] = ()
+    check_paths: tuple[str, ...] = (".",)
 
     def step(self, oid: str) -> GoldStep:
         for s in self.steps:

@@ -48,6 +48,8 @@ def _child(req: dict[str, Any]) -> dict[str, Any]:
     repo = Path(req["repo"])
     os.chdir(repo)
     sys.path.insert(0, str(repo))
+    for rel in reversed(req.get("pythonpath", [])):  # a src/ layout, relative to the repo root
+        sys.path.insert(0, str(repo / rel))
     broken = []
     for p in sorted(repo.rglob("*.py")):
         if SKIP_DIRS.intersection(p.relative_to(repo).parts):

@@ -1,0 +1,124 @@
+"""Intervals for the §7 numbers: a paired bootstrap over tasks (95 % percentile intervals) for
+every ratio of the decision and every Δ of the ablation, and the §7.5 noise band measured from
+the runs. Pure (seeded; the same rows give the same intervals).
+
+Paired: one resample draws task indexes with replacement and every strategy is scored on the
+same draw, in every run (run r keeps its own fault seed), so a ratio's interval reflects which
+tasks were drawn, not a strategy-private luck. A metric is recomputed on the draw exactly as
+plan07.ab.metrics.per_run defines it (consistency pooled over states, the rest per task),
+then averaged over runs.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from plan07.ab.metrics import METRICS, cost_of
+
+RESAMPLES = 2000
+LEVEL = 0.95
+# §7.5 "|Δ| <= 5 % is noise" where continuous: we measure the band from the runs instead --
+# twice the run-to-run relative std of the full plan07's metric -- with this floor, so a
+# metric that did not vary over the runs still needs a real move.
+NOISE_FLOOR = 0.01
+
+Cell = tuple[float, int, int, float, float, float]  # retry, ok states, states, resolved, tok, $
+
+
+def cells(rows: Sequence[dict[str, Any]], price: tuple[float, float]
+          ) -> dict[str, dict[int, dict[int, Cell]]]:
+    """strategy -> run -> task index -> the per-task numbers every metric is made of."""
+    out: dict[str, dict[int, dict[int, Cell]]] = {}
+    for r in rows:
+        steps = r["steps"]
+        out.setdefault(r["strategy"], {}).setdefault(r["run"], {})[r["task_index"]] = (
+            float(r["retry_tokens"]), sum(bool(s) for s in steps), len(steps),
+            float(bool(r["resolved"])), float(r["tokens"]), cost_of(r, price))
+    return out
+
+
+def _metric(cs: Sequence[Cell], m: str) -> float:
+    if m == "consistency":
+        n = sum(c[2] for c in cs)
+        return sum(c[1] for c in cs) / n if n else 1.0
+    k = {"retry_tokens": 0, "resolve_rate": 3, "tokens": 4, "cost": 5}[m]
+    return sum(c[k] for c in cs) / len(cs)
+
+
+def metric_on(table: dict[int, dict[int, Cell]], draw: Sequence[int], m: str) -> float:
+    """Mean over runs of metric `m` on the tasks `draw` (indexes, repeats allowed)."""
+    vals = [_metric([run[i] for i in draw if i in run], m) for run in table.values()
+            if any(i in run for i in draw)]
+    return statistics.fmean(vals) if vals else math.nan
+
+
+def _tasks(tables: Sequence[dict[int, dict[int, Cell]]]) -> list[int]:
+    """Task indexes every table has in every run (a paired draw needs all of them)."""
+    common: set[int] | None = None
+    for t in tables:
+        for run in t.values():
+            common = set(run) if common is None else common & set(run)
+    return sorted(common or ())
+
+
+def interval(stat: Callable[[Sequence[int]], float], tasks: Sequence[int], *,
+             resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float]:
+    """The 95 % percentile interval of `stat` over task-index resamples."""
+    if not tasks:
+        return (math.nan, math.nan)
+    rng = random.Random(f"ab-bootstrap:{seed}")
+    vals = sorted(v for v in (stat(rng.choices(tasks, k=len(tasks))) for _ in range(resamples))
+                  if not math.isnan(v))
+    if not vals:
+        return (math.nan, math.nan)
+    lo = vals[int((1 - LEVEL) / 2 * (len(vals) - 1))]
+    hi = vals[int((1 + LEVEL) / 2 * (len(vals) - 1))]
+    return (lo, hi)
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else math.nan
+
+
+def ratio_intervals(c: dict[str, dict[int, dict[int, Cell]]], pairs: dict[str, tuple[str, str, str]],
+                    *, seed: int = 0, resamples: int = RESAMPLES
+                    ) -> dict[str, tuple[float, float]]:
+    """name -> (lo, hi) of metric(num) / metric(den), for name -> (num, den, metric)."""
+    out = {}
+    for name, (num, den, m) in pairs.items():
+        if num not in c or den not in c:
+            continue
+        tasks = _tasks([c[num], c[den]])
+        out[name] = interval(lambda d, num=num, den=den, m=m: _ratio(
+            metric_on(c[num], d, m), metric_on(c[den], d, m)), tasks, seed=seed,
+            resamples=resamples)
+    return out
+
+
+def delta_interval(c: dict[str, dict[int, dict[int, Cell]]], variant: str, full: str, m: str,
+                   *, seed: int = 0, resamples: int = RESAMPLES) -> tuple[float, float]:
+    """(lo, hi) of the relative Δ = (variant - full) / |full| on paired task draws."""
+    def rel(d: Sequence[int]) -> float:
+        f = metric_on(c[full], d, m)
+        v = metric_on(c[variant], d, m)
+        return 0.0 if f == v else (v - f) / abs(f) if f else math.nan
+
+    return interval(rel, _tasks([c[variant], c[full]]), seed=seed, resamples=resamples)
+
+
+def noise_band(per_run_values: Sequence[float]) -> float:
+    """§7.5 noise, measured: 2 x the relative sample std over runs (>= NOISE_FLOOR)."""
+    if len(per_run_values) < 2:
+        return NOISE_FLOOR
+    mean = statistics.fmean(per_run_values)
+    if mean == 0:
+        return NOISE_FLOOR
+    return max(NOISE_FLOOR, 2 * statistics.stdev(per_run_values) / abs(mean))
+
+
+__all__ = ["METRICS", "cells", "delta_interval", "interval", "metric_on", "noise_band",
+           "ratio_intervals"]
