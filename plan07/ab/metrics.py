@@ -141,6 +141,15 @@ def rel_delta(variant: float, full: float) -> float:
     return (variant - full) / abs(full)
 
 
+def _moves(d: float, band: float, ci: Sequence[float] | None, sign: int = 0) -> bool:
+    """Δ `d` is a move: beyond the noise band, in direction `sign` (0: either), and its
+    interval (when known) excludes 0."""
+    if abs(d) <= band or (sign and d * sign <= 0):
+        return False
+    lo, hi = ci if ci else (d, d)
+    return math.isnan(lo) or not lo <= 0 <= hi
+
+
 def ablation(agg: dict[str, dict[str, Stat]], full: str = "plan07", *,
              rows: Sequence[dict[str, Any]] | None = None,
              price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0) -> list[dict[str, Any]]:
@@ -162,16 +171,13 @@ def ablation(agg: dict[str, dict[str, Stat]], full: str = "plan07", *,
         cis = ({m: list(stats.delta_interval(c, name, full, m, seed=seed)) for m in METRICS}
                if c is not None and name in c and full in c else {})
 
-        def moves(m: str, sign: int = 0) -> bool:
-            d = deltas[m]
-            if abs(d) <= bands[m] or (sign and d * sign <= 0):
-                return False
-            lo, hi = cis.get(m, [d, d])
-            return not (lo <= 0 <= hi) or math.isnan(lo)
-
-        moved = [m for m in METRICS if moves(m)]
-        harm = moves("retry_tokens", -1) and not moves("consistency", -1) \
-            and not moves("resolve_rate", -1)
+        moved = [m for m in METRICS if _moves(deltas[m], bands[m], cis.get(m))]
+        harm = all((_moves(deltas["retry_tokens"], bands["retry_tokens"],
+                           cis.get("retry_tokens"), -1),
+                    not _moves(deltas["consistency"], bands["consistency"],
+                               cis.get("consistency"), -1),
+                    not _moves(deltas["resolve_rate"], bands["resolve_rate"],
+                               cis.get("resolve_rate"), -1)))
         verdict = "delete (no metric moves beyond noise)" if not moved else \
             "remove (its removal improves the honest metrics: a demonstrated harm)" if harm \
             else "keep (" + ", ".join(moved) + " move)"

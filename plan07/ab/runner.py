@@ -98,7 +98,7 @@ def run_unit(unit: Unit) -> dict[str, Any]:
     run, ti, name = unit
     task = _TASKS[ti]
     key = (task.python or "", task.pythonpath)
-    if _CHECKER is None or _CHECKER_KEY != key:
+    if _CHECKER is None or key != _CHECKER_KEY:
         if _CHECKER is not None:
             _CHECKER.close()
         _CHECKER = Checker(python=task.python, pythonpath=task.pythonpath, paths=task.check_paths)

@@ -84,8 +84,9 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else math.nan
 
 
-def ratio_intervals(c: dict[str, dict[int, dict[int, Cell]]], pairs: dict[str, tuple[str, str, str]],
-                    *, seed: int = 0, resamples: int = RESAMPLES
+def ratio_intervals(c: dict[str, dict[int, dict[int, Cell]]],
+                    pairs: dict[str, tuple[str, str, str]], *, seed: int = 0,
+                    resamples: int = RESAMPLES
                     ) -> dict[str, tuple[float, float]]:
     """name -> (lo, hi) of metric(num) / metric(den), for name -> (num, den, metric)."""
     out = {}
