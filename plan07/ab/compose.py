@@ -70,12 +70,30 @@ def _faults(files: dict[str, str], p: Proto) -> dict[str, Edit]:
     return out
 
 
+_WHY = ("Support asked for it after a customer report", "The API review flagged it",
+        "It blocks the next release", "Two teams need it for their integration",
+        "The old behaviour caused an incident last week", "It is the first step of a larger "
+        "refactor", "A contributor proposed it and the maintainers agreed",
+        "The audit found the current code hard to extend")
+
+
 def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component], *,
-            hidden: list[tuple[int, str]] | None = None) -> Task:
-    """`hidden`: (component index, proto key) of gold steps left out of the decomposition."""
+            hidden: list[tuple[int, str]] | None = None, real_size: bool = True) -> Task:
+    """`hidden`: (component index, proto key) of gold steps left out of the decomposition.
+    `real_size`: every source module the generator wrote gets ordinary helper code appended
+    (plan07.ab.padding), so files are the size of real modules."""
+    import random
+
+    from plan07.ab.padding import pad
+
+    rng = random.Random(f"ab-compose:{task_id.removesuffix('h')}")  # hiding: same files
     files = dict(base)
     for c in comps:
         files.update(c.files)
+    if real_size:
+        for rel in sorted(files):
+            if rel.endswith(".py") and not rel.startswith("tests/") and files[rel].strip():
+                files[rel] = pad(files[rel], rel.rsplit("/", 1)[-1].removesuffix(".py"), rng)
     gold = [(ci, p) for ci, c in enumerate(comps) for p in c.protos]
     rank = {(ci, p.key): i for i, (ci, p) in enumerate(gold)}
     listed = sorted(gold, key=lambda cp: (_file_of(cp[1]), rank[(cp[0], cp[1].key)]))
@@ -100,7 +118,9 @@ def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component]
         steps.append(GoldStep(ob, p.edit, variants[oid]))
     criteria = [x for c in comps for x in c.criteria][:MAX_CRITERIA]
     shape = "+".join(c.shape for c in comps)
+    ticket = f"{pkg.upper()}-{rng.randint(100, 9999)}"
     request = (f"Change the `{pkg}` package ({shape}), keeping every step green.\n\n"
+               f"{rng.choice(_WHY)} (ticket {ticket}).\n\n"
                + "\n".join(c.sentence for c in comps)
                + "\n\n## Acceptance criteria\n\n" + "\n".join(f"- {x}" for x in criteria)
                + "\n\nNo breaking change to the public API between steps.\n")

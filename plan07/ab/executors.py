@@ -9,6 +9,7 @@ edit format (docs/ab.md, `Edit.render`) plus the tokens spent.
 from __future__ import annotations
 
 import os
+import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,6 +20,11 @@ from plan07.ab.faults import Fault, FaultConfig, plan_faults
 from plan07.ab.tasks import Task
 from plan07.ab.tokens import count_tokens
 from plan07.errors import InputError
+
+# `scripted:prompt` (the §7.5 ablation's executor): the chance, per other obligation the prompt
+# names, that an attempt slips. An assumption (From Plan to Action: context about other work is
+# where a weak model goes wrong), the same for every variant, and stated in the report.
+PROMPT_SLIP = 0.03
 
 SYSTEM = (
     "You are a coding agent. Make exactly the change you are asked for, nothing else. Reply "
@@ -50,11 +56,12 @@ class ScriptedExecutor:
     attempt) hits every strategy at the same place. Tokens: `count_tokens` (an estimate) of
     SYSTEM + the context, and of the rendered reply."""
 
-    name = "scripted"
-
-    def __init__(self, seed: int, faults: FaultConfig | None = None) -> None:
+    def __init__(self, seed: int, faults: FaultConfig | None = None, *,
+                 prompt_aware: bool = False) -> None:
         self.seed = seed
         self.config = faults or FaultConfig()
+        self.prompt_aware = prompt_aware
+        self.name = "scripted:prompt" if prompt_aware else "scripted"
         self.task: Task | None = None
         self.plan: dict[str, Fault] = {}
         self.attempts: Counter[str] = Counter()
@@ -70,19 +77,52 @@ class ScriptedExecutor:
                                  field="force")
         self.attempts = Counter()
 
+    def distractors(self, context: str, asked: list[str]) -> int:
+        """How many obligations other than `asked` the prompt names (by their target's last
+        name: a function, class, test or field), i.e. other work the executor could do."""
+        assert self.task is not None
+        names = {s.obligation.target_entity.rsplit(".", 1)[-1] for s in self.task.steps
+                 if s.id not in asked}
+        names -= {self.task.step(o).obligation.target_entity.rsplit(".", 1)[-1] for o in asked}
+        return sum(1 for n in names if len(n) > 3 and re.search(rf"\b{re.escape(n)}\b",
+                                                                context))
+
+    def _slip(self, oid: str, attempt: int, d: int) -> str | None:
+        """`scripted:prompt`: each other obligation the prompt names adds a PROMPT_SLIP chance
+        that this attempt goes wrong (one draw per (seed, task, obligation, attempt), compared
+        with 1 - (1 - PROMPT_SLIP)^d, so more distraction can only add slips). The slip: the
+        edit lands on a sibling it read about (`wrong_consumer`) where there is one, else
+        another fault the step allows."""
+        assert self.task is not None
+        kinds = self.task.step(oid).faults
+        if not self.prompt_aware or d <= 0 or not kinds:
+            return None
+        u = random.Random(f"prompt-slip:{self.seed}:{self.task.id}:{oid}:{attempt}").random()
+        if u >= 1 - (1 - PROMPT_SLIP) ** d:
+            return None
+        for k in ("wrong_consumer", "wrong_arg_name", "missing_import", "partial_edit"):
+            if k in kinds:
+                return k
+        return sorted(kinds)[0]
+
     def call(self, context: str, asked: list[str]) -> Reply:
         assert self.task is not None, "call start(task) first"
         edits, hit = [], []
+        d = self.distractors(context, asked) if self.prompt_aware else 0
         for oid in asked:
             step = self.task.step(oid)
             n = self.attempts[oid]
             self.attempts[oid] += 1
             f = self.plan.get(oid)
+            slip = self._slip(oid, n, d)
             if f is not None and n < f.attempts:
-                edits.append(step.faults[f.kind])
+                edits += [step.faults[f.kind], *step.more]
                 hit.append(f"{oid}:{f.kind}")
+            elif slip is not None:
+                edits += [step.faults[slip], *step.more]
+                hit.append(f"{oid}:{slip}(prompt)")
             elif step.edit is not None:
-                edits.append(step.edit)
+                edits += [step.edit, *step.more]
         text = "".join(e.render() for e in edits) or "(no edit: check only)\n"
         return Reply(edits, count_tokens(SYSTEM) + count_tokens(context), count_tokens(text),
                      text, hit)
@@ -145,9 +185,10 @@ Executor = ScriptedExecutor | OpenAIExecutor
 def make_executor(spec: str, *, seed: int, faults: FaultConfig | None = None) -> Executor:
     """`scripted` (default) or `openai:MODEL`; anything else is refused with the known kinds."""
     kind, _, arg = spec.strip().partition(":")
-    if kind == "scripted" and not arg:
-        return ScriptedExecutor(seed, faults)
+    if kind == "scripted" and arg in ("", "prompt"):
+        return ScriptedExecutor(seed, faults, prompt_aware=arg == "prompt")
     if kind == "openai" and arg:
         return OpenAIExecutor(arg)
-    raise InputError(f"unknown executor {spec!r}; use 'scripted' or 'openai:MODEL'",
+    raise InputError(f"unknown executor {spec!r}; use 'scripted', 'scripted:prompt' or "
+                     "'openai:MODEL'",
                      field="--executor")

@@ -450,7 +450,8 @@ def _hide(seed: int, index: int, comps: list[Component], rate: float) -> list[tu
 
 
 def generate_task(seed: int, index: int, *, size: int | None = None,
-                  max_size: int = MAX_OBLIGATIONS, hidden_consumer_rate: float = 0.0) -> Task:
+                  max_size: int = MAX_OBLIGATIONS, hidden_consumer_rate: float = 0.0,
+                  real_size: bool = True) -> Task:
     """The index-th task of `seed`: deterministic, 3..max_size obligations (or about `size`).
     `hidden_consumer_rate`: see `_hide`; a task with a hidden consumer gets the id suffix `h`."""
     from plan07.ab.compose import compose
@@ -465,14 +466,14 @@ def generate_task(seed: int, index: int, *, size: int | None = None,
     files = {f"{pkg}/__init__.py": "", "tests/__init__.py": "", "pyproject.toml": PYPROJECT}
     hidden = _hide(seed, index, comps, hidden_consumer_rate)
     return compose(f"s{seed}-t{index:04d}" + ("h" if hidden else ""), pkg, files, comps,
-                   hidden=hidden)
+                   hidden=hidden, real_size=real_size)
 
 
 def generate_tasks(seed: int, n: int, *, start: int = 0, size: int | None = None,
                    max_size: int = MAX_OBLIGATIONS,
-                   hidden_consumer_rate: float = 0.0) -> list[Task]:
+                   hidden_consumer_rate: float = 0.0, real_size: bool = True) -> list[Task]:
     return [generate_task(seed, i, size=size, max_size=max_size,
-                          hidden_consumer_rate=hidden_consumer_rate)
+                          hidden_consumer_rate=hidden_consumer_rate, real_size=real_size)
             for i in range(start, start + n)]
 
 

@@ -31,7 +31,7 @@ from plan07.ab.edits import Applied, revert_all
 from plan07.ab.executors import Executor
 from plan07.ab.run import Ablation, RunResult, Session
 from plan07.ab.tasks import GoldStep, Task
-from plan07.ab.tokens import count_tokens
+from plan07.ab.tokens import count_tokens, other_tokens
 from plan07.model import DriverView, Evidence, Obligation, Usage
 
 _FIELDS = set(Obligation.model_fields)
@@ -47,6 +47,7 @@ class GoldDecomposer:
 
     def __init__(self, obligations: Sequence[Obligation]) -> None:
         self.text = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
+        self.alt: list[int | None] = []  # each call's tokens under the other tokenizer
 
     def complete(self, messages: list[dict[str, str]], *, temperature: float,
                  max_completion_tokens: int, response_format: dict[str, Any] | None) -> Any:
@@ -61,6 +62,8 @@ class GoldDecomposer:
             text = json.dumps({"obligations": [{k: v for k, v in o.items() if k in _FIELDS}
                                                for o in scope["obligations"]]})
         prompt = sum(count_tokens(m.get("content", "")) for m in messages)
+        alt = [other_tokens(m.get("content", "")) for m in messages] + [other_tokens(text)]
+        self.alt.append(None if None in alt else sum(a or 0 for a in alt))
         return Completion(text=text, usage=Usage(prompt_tokens=prompt,
                                                  completion_tokens=count_tokens(text)))
 
@@ -78,11 +81,13 @@ def gold_step(task: Task, view: DriverView) -> GoldStep | None:
 
 
 def _handed(task: Task, ablation: Ablation) -> tuple[list[Obligation], Evidence]:
+    """What the harness hands the planner. Ordering off drops the declared dependencies and
+    plans with `Planner.create(ordering=False)` (no rule-derived edges), but keeps the evidence:
+    impact feedback and scoped replans read it, and they are other mechanisms."""
     obs = task.obligations
     ev = task.evidence
     if not ablation.ordering:
         obs = [o.model_copy(update={"dependencies": [], "status": "ready"}) for o in obs]
-        ev = Evidence()
     if not ablation.gate:
         obs = [o.model_copy(update={"validation": "compile"}) for o in obs]
     return obs, ev
@@ -101,8 +106,9 @@ class _Drive:
         from plan07 import Planner
 
         self.plans += 1
+        self.llm = GoldDecomposer(obligations)
         p = Planner.create(self.s.task.request, repo=self.s.repo, evidence=evidence,
-                           llm=GoldDecomposer(obligations),
+                           llm=self.llm,
                            state_dir=self.state_dir / f"plan{self.plans}", engine=self.engine)
         self._seen = 0
         self._account(p, retry=retry)
@@ -110,8 +116,9 @@ class _Drive:
 
     def _account(self, p: Any, *, retry: bool) -> None:
         usage = p.usage
-        for u in usage[self._seen:]:
-            self.s.plan_call(u.prompt_tokens, u.completion_tokens, retry=retry)
+        for k, u in enumerate(usage[self._seen:], self._seen):
+            alt = self.llm.alt[k] if k < len(self.llm.alt) else None
+            self.s.plan_call(u.prompt_tokens, u.completion_tokens, retry=retry, alt=alt)
         self._seen = len(usage)
 
     def drive(self, p: Any) -> bool:
@@ -142,7 +149,7 @@ class _Drive:
                     self._impact(p, view)
             else:
                 revert_all(s.repo, applied)
-                failure[view.node_id] = f"{verdict.check} failed: {verdict.output_tail[-300:]}"
+                failure[view.node_id] = _digest(verdict, s.repo)
         return True
 
     def _feedback(self, p: Any, view: DriverView, broken: set[str]) -> None:
@@ -174,6 +181,15 @@ class _Drive:
                             note=f"{len(edges)} consumer(s) of {view.target_entity} unplanned"))
         self.s.result.feedbacks += 1
         self._account(p, retry=True)
+
+
+def _digest(verdict: Any, repo: Path) -> str:
+    """The one line (<= 160 chars) a retry carries: the planner's own digest of the failure
+    (plan07.retry), the same size as the baselines' one-line failure."""
+    from plan07.retry import digest, parse
+
+    return digest(verdict.check, parse(verdict.output_tail, repo=str(repo.resolve())),
+                  verdict.output_tail)
 
 
 def _test_entity(test_id: str) -> str:
@@ -210,7 +226,9 @@ def _deferred_checks(task: Task, s: Session, d: _Drive, evidence: Evidence) -> R
     edges = [(dep, o.id) for o in nodes for dep in o.dependencies]
     while True:
         r = s.check()
-        bad = [task.steps[k].id for k in s.failing(r)]
+        # `failing` indexes the handed decomposition (`task.visible`), not `task.steps`: with a
+        # hidden consumer the two differ, and `steps[k]` named the wrong obligation
+        bad = [task.visible[k].id for k in s.failing(r)]
         if not bad and r.green:
             return s.finish(r)
         if not bad or any(s.executed[b] > s.bound for b in bad):

@@ -53,6 +53,10 @@ class RunResult:
     faults_hit: list[str] = field(default_factory=list)
     edits_rejected: int = 0
     call_log: list[dict[str, Any]] = field(default_factory=list)  # asked ids, tokens, retry
+    # the same calls counted with the other tokenizer (plan07.ab.tokens.other_tokens); None
+    # when it is not installed
+    alt_tokens: int | None = 0
+    alt_retry_tokens: int | None = 0
     note: str = ""
 
     @property
@@ -95,13 +99,27 @@ class Session:
     def check(self) -> CheckResult:
         return self.checker.check(self.repo, self.imports)
 
+    def _alt(self, n: int | None, retry: bool) -> None:
+        r = self.result
+        if n is None or r.alt_tokens is None:
+            r.alt_tokens = r.alt_retry_tokens = None
+            return
+        r.alt_tokens += n
+        if retry:
+            r.alt_retry_tokens = (r.alt_retry_tokens or 0) + n
+
     def call(self, context: str, asked: list[str]) -> Reply:
+        from plan07.ab.executors import SYSTEM
+        from plan07.ab.tokens import other_tokens
+
         reply = self.executor.call(context, asked)
         r = self.result
         r.calls += 1
         r.prompt_tokens += reply.prompt_tokens
         r.completion_tokens += reply.completion_tokens
         retry = any(self.executed[o] for o in asked)
+        parts = [other_tokens(t) for t in (SYSTEM, context, reply.text)]
+        self._alt(None if None in parts else sum(p or 0 for p in parts), retry)
         if retry:
             r.retry_tokens += reply.tokens
             r.retry_calls += 1
@@ -111,8 +129,11 @@ class Session:
         r.faults_hit += reply.faults
         return reply
 
-    def plan_call(self, prompt: int, completion: int, *, retry: bool) -> None:
-        """A planning model call (decomposition); a replan after a failure is a retry."""
+    def plan_call(self, prompt: int, completion: int, *, retry: bool,
+                  alt: int | None = None) -> None:
+        """A planning model call (decomposition); a replan after a failure is a retry. `alt`:
+        its tokens under the other tokenizer."""
+        self._alt(alt, retry)
         self.result.plan_prompt_tokens += prompt
         self.result.plan_completion_tokens += completion
         if retry:

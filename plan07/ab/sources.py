@@ -102,24 +102,41 @@ def example_tasks(root: Path) -> list[Task]:
             if (d / "request.md").is_file() and (d / "edits.json").is_file()]
 
 
-def _git(repo: str, *args: str, stdin: str | None = None) -> str:
-    p = subprocess.run(["git", "-C", repo, *args], input=stdin, capture_output=True,  # noqa: S603
-                       text=True, check=False)
-    if p.returncode:
-        raise InputError(f"git {' '.join(args[:2])} failed: {p.stderr.strip()[:200]}",
-                         source=repo)
-    return p.stdout
-
-
 def _patched_files(patch: str) -> list[str]:
     return [line[6:] for line in patch.splitlines() if line.startswith("+++ b/")]
 
 
-def swebench_task(inst: dict[str, Any], line: int, snapshots: Path) -> Task:
+def _ids(inst: dict[str, Any], key: str, where: str) -> list[str]:
+    """FAIL_TO_PASS / PASS_TO_PASS: the official dataset stores each as a JSON-encoded string
+    (`"[\"tests/a.py::t\"]"`); a plain list is accepted too."""
+    v = inst[key]
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            raise InputError(f"{key} is a string but not a JSON list", field=key,
+                             source=where) from None
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise InputError(f"{key} must be a list of pytest ids (or its JSON string)", field=key,
+                         source=where)
+    return v
+
+
+def _file_of(test_id: str) -> str:
+    return test_id.split("::", 1)[0]
+
+
+def swebench_task(inst: dict[str, Any], line: int, snapshots: Path,
+                  source: str = "") -> Task:
     """One SWE-bench-style instance: the checkout at base_commit with test_patch applied is the
-    repo; each file of `patch` is one modify (full-file gold edit), chained in patch order; the
-    last one validates FAIL_TO_PASS; resolved needs FAIL_TO_PASS and PASS_TO_PASS."""
-    where = f"line {line}"
+    repo; each .py file of `patch` is one modify whose gold edits are its hunks (exact
+    old -> new, with the seeded faults a real hunk admits), test files first; the last source
+    modify validates the first FAIL_TO_PASS test; a final validate runs the FAIL_TO_PASS and
+    PASS_TO_PASS test files; resolved needs every FAIL_TO_PASS and PASS_TO_PASS id to pass.
+    The per-step consistency check runs those test files only."""
+    from plan07.ab.commits import build_steps, evidence_for, snapshot
+
+    where = f"{source}:{line}" if source else f"line {line}"
     for f in SWE_FIELDS:
         if f not in inst:
             raise InputError(f"missing field {f!r}", field=f, source=where)
@@ -127,41 +144,42 @@ def swebench_task(inst: dict[str, Any], line: int, snapshots: Path) -> Task:
     if not Path(repo, ".git").exists():
         raise InputError(f"repo_path {repo!r} is not a local git checkout", field="repo_path",
                          source=where)
-    f2p, p2p = list(inst["FAIL_TO_PASS"]), list(inst["PASS_TO_PASS"])
-    dest = snapshots / f"swe-{line}"
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", repo, "archive", commit], capture_output=True,  # noqa: S603
-                             check=False)
-    if archive.returncode:
-        raise InputError(f"git archive {commit} failed: {archive.stderr.decode()[:200]}",
-                         field="base_commit", source=where)
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)  # noqa: S603
+    f2p, p2p = _ids(inst, "FAIL_TO_PASS", where), _ids(inst, "PASS_TO_PASS", where)
+    if not f2p:
+        raise InputError("FAIL_TO_PASS is empty: nothing says the fix worked",
+                         field="FAIL_TO_PASS", source=where)
+    dest = snapshot(repo, commit, snapshots / f"swe-{line}", where)
     if inst["test_patch"].strip():
         _apply(dest, inst["test_patch"], where)
-    old = {f: (dest / f).read_text("utf-8") if (dest / f).exists() else None
-           for f in _patched_files(inst["patch"])}
+    touched = [f for f in _patched_files(inst["patch"]) if f.endswith(".py")]
+    if not touched:
+        raise InputError("patch changes no .py file", field="patch", source=where)
+    old = {f: (dest / f).read_text("utf-8") if (dest / f).exists() else None for f in touched}
     with tempfile.TemporaryDirectory() as d:
         for f, text in old.items():
             if text is not None:
                 (Path(d) / f).parent.mkdir(parents=True, exist_ok=True)
                 (Path(d) / f).write_text(text, "utf-8")
         _apply(Path(d), inst["patch"], where)
-        new = {f: (Path(d) / f).read_text("utf-8") for f in old if (Path(d) / f).exists()}
-    steps: list[GoldStep] = []
-    prev: list[str] = []
-    files = list(new)
-    for k, f in enumerate(files):
-        oid = f"O{k + 1}"
-        last = k == len(files) - 1
-        check = (f2p[0] if f2p and "::" in f2p[0] else "compile") if last else "compile"
-        steps.append(GoldStep(_ob(oid, f.removesuffix(".py").replace("/", "."), "modify",
-                                  "requirement: the problem statement", list(prev), check),
-                              Edit(f, old[f], new[f])))
-        prev = [oid]
+        files = {f: (old[f], (Path(d) / f).read_text("utf-8")) for f in touched
+                 if (Path(d) / f).exists()}
+    test_files = tuple(dict.fromkeys(_file_of(t) for t in [*f2p, *p2p]))
+    from plan07.validate import classify
+
+    first = f2p[0] if classify(f2p[0]) == "pytest_node" else f"pytest:{_file_of(f2p[0])}"
+    steps, gold = build_steps(files, first, final=f"pytest:{test_files[0]}")
+    final = steps[-1]
+    steps[-1] = GoldStep(final.obligation.model_copy(update={
+        "target_entity": _file_of(f2p[0]).removesuffix(".py").replace("/", "."),
+        "validation": f"pytest:{_file_of(f2p[0])}"}), None)
+    request = str(inst["problem_statement"])
     return Task(id=str(inst.get("instance_id", f"swe-{line}")), source="swebench",
-                shape="swebench", request=str(inst["problem_statement"]), evidence=Evidence(),
-                steps=tuple(steps), gold_order=tuple(s.id for s in steps),
-                final_tests=tuple(f2p + p2p), snapshot=str(dest))
+                shape="swebench", request=request,
+                evidence=evidence_for(dest, request, [s.obligation.target_entity
+                                                      for s in steps]),
+                steps=tuple(steps), gold_order=tuple(gold), final_tests=tuple(f2p + p2p),
+                snapshot=str(dest), check_paths=test_files,
+                python=inst.get("python"), pythonpath=tuple(inst.get("pythonpath", [])))
 
 
 def _apply(root: Path, patch: str, where: str) -> None:
@@ -172,13 +190,14 @@ def _apply(root: Path, patch: str, where: str) -> None:
                          source=where)
 
 
-def load_swebench(path: Path, snapshots: Path | None = None) -> list[Task]:
-    """Read a JSONL file of SWE-bench-style instances (docs/ab.md); errors name the line."""
+def load_swebench(path: Path, snapshots: Path) -> list[Task]:
+    """Read a JSONL file of SWE-bench-style instances (docs/ab.md); errors name the line.
+    Snapshots go under `snapshots` (the caller removes it when the run is over)."""
     try:
         lines = path.read_text("utf-8").splitlines()
     except OSError as exc:
-        raise InputError(f"cannot read instances: {exc}", source=str(path)) from None
-    snap = snapshots or Path(tempfile.mkdtemp(prefix="plan07-swe-"))
+        raise InputError(f"cannot read instances: {exc.strerror}", source=str(path)) from None
+    snap = snapshots
     out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -189,5 +208,5 @@ def load_swebench(path: Path, snapshots: Path | None = None) -> list[Task]:
             raise InputError(f"not JSON: {exc}", source=f"{path}:{n}") from None
         if not isinstance(inst, dict):
             raise InputError("each line must be a JSON object", source=f"{path}:{n}")
-        out.append(swebench_task(inst, n, snap))
+        out.append(swebench_task(inst, n, snap, str(path)))
     return out

@@ -23,6 +23,9 @@ class GoldStep:
     obligation: Obligation
     edit: Edit | None
     faults: dict[str, Edit] = field(default_factory=dict)
+    # further gold edits of the same obligation (a real commit's other hunks in the same file),
+    # applied after `edit` (or after the faulty variant that replaces `edit`)
+    more: tuple[Edit, ...] = ()
 
     @property
     def id(self) -> str:
@@ -76,7 +79,7 @@ class Task:
             ob = s.obligation.model_copy(update={
                 "dependencies": deps,
                 "status": "blocked" if deps else "ready"})
-            out.append(GoldStep(ob, s.edit, s.faults))
+            out.append(GoldStep(ob, s.edit, s.faults, s.more))
         return tuple(out)
 
     @property
