@@ -1,8 +1,12 @@
-"""The full §7 A/B benchmark: plan07 vs monolithic vs static decomposition on >= 100 generated
-tasks, with the §7.5 ablation on the first tasks. Writes benchmarks/results/ab/{report.md,
-results.json,retry_consistency.png}. Run from the repo root:
+"""The §7 A/B benchmark on generated tasks: plan07 vs monolithic vs static decomposition, 3
+seeded runs (means, paired-bootstrap 95 % intervals), with the §7.5 ablation on the first 12
+distinct tasks under the prompt-sensitive executor. Tokens: cl100k BPE (the `tiktoken` extra),
+the estimate beside. Writes benchmarks/results/ab/{report.md,results.json,retry_consistency.png}.
+Run from the repo root:
 
-    .venv/bin/python benchmarks/ab.py [--tasks 100] [--runs 1] [--seed 0] [--ablation-tasks 4]
+    .venv/bin/python benchmarks/ab.py [--tasks 40] [--runs 3] [--seed 0] [--ablation-tasks 12]
+
+The real-commit run is benchmarks/ab_commits.py.
 
 Any other `plan07 ab` flag is passed through. Same seed -> same numbers.
 
@@ -18,12 +22,13 @@ import sys
 
 from plan07.cli import main
 
-# Sizes capped at 8 obligations and the clingo backend so the full run fits ~40 minutes on
-# two cores (plan07's own per-node gate spawns two interpreters); raise --max-size to 30 on a
-# bigger machine.
-DEFAULTS = {"--tasks": "100", "--runs": "1", "--seed": "0", "--ablation-tasks": "4",
+# Sizes capped at 8 obligations and the clingo backend so the run fits ~an hour on two shared
+# cores (plan07's own per-node gate spawns interpreters); raise --max-size to 30 on a bigger
+# machine.
+DEFAULTS = {"--tasks": "40", "--runs": "3", "--seed": "0", "--ablation-tasks": "12",
             "--out": "benchmarks/results/ab", "--workers": "2", "--max-size": "8",
-            "--engine": "clingo"}
+            "--engine": "clingo", "--tokenizer": "cl100k",
+            "--ablation-executor": "scripted:prompt"}
 
 
 def args(argv: list[str]) -> list[str]:

@@ -137,6 +137,14 @@ def build_steps(files: dict[str, tuple[str | None, str]], check: str, *, final: 
     return [g[2] for g in listed] + [v], [g[2].id for g in gold] + [v.id]
 
 
+def with_criterion(request: str, tests: Sequence[str]) -> str:
+    """The request as every strategy gets it: the real text, plus the acceptance criterion the
+    task is judged by (a commit message names none; a generated request does)."""
+    runs = ", ".join(f"`pytest {t}`" for t in tests)
+    return (f"{request.rstrip()}\n\n## Acceptance criteria\n\n- {runs} must pass, with the "
+            "new behaviour tested.\n")
+
+
 def commit_task(obj: dict[str, Any], where: str, dest: Path) -> Task:
     """One JSONL object (docs/ab.md) -> a task whose snapshot is unpacked at `dest`."""
     for f in COMMIT_FIELDS:
@@ -180,7 +188,7 @@ def commit_task(obj: dict[str, Any], where: str, dest: Path) -> Task:
                          source=where)
     check = f"pytest:{tests}"
     steps, gold = build_steps(files, check, final=module_of(tests))
-    request = obj["request"]
+    request = with_criterion(obj["request"], [tests])
     return Task(id=str(obj["id"]), source="commit", shape=f"commit:{len(files)}f",
                 request=request, evidence=evidence_for(dest, request, [
                     s.obligation.target_entity for s in steps]),

@@ -209,9 +209,10 @@ def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bo
     try:
         if not d.drive(d.plan(obligations, evidence, retry=False)):
             return s.finish()
-    except Plan07Error as exc:  # plan07 refused (a cap, a state error): unresolved, said why
-        s.result.note = f"plan07 refused: {exc.one_line()}"[:300]
-        return s.finish()
+    except Plan07Error as exc:  # plan07 refused (a cap, a state error): unresolved, said why,
+        from plan07.ab.run import salvage  # with every token it spent up to the refusal
+
+        return salvage(s.result.strategy, task, f"plan07 refused: {exc.one_line()}")
     if ablation.gate:
         return s.finish()
     return _deferred_checks(task, s, d, evidence)

@@ -28,7 +28,44 @@ def _table(agg: dict[str, Any], std: bool = True) -> list[str]:
 
 
 def _pct(x: float) -> str:
-    return "n/a" if math.isinf(x) else f"{x * 100:+.1f} %"
+    return "n/a" if math.isinf(x) or math.isnan(x) else f"{x * 100:+.1f} %"
+
+
+def _pct_ci(v: list[float] | None) -> str:
+    if not v or any(math.isnan(x) or math.isinf(x) for x in v):
+        return ""
+    return f"[{v[0] * 100:+.1f}, {v[1] * 100:+.1f}]"
+
+
+def _ci(v: list[float] | None, digits: int = 3) -> str:
+    if not v or any(math.isnan(x) for x in v):
+        return "n/a"
+    return f"[{v[0]:.{digits}f}, {v[1]:.{digits}f}]"
+
+
+def _beside(res: dict[str, Any]) -> list[str]:
+    """Retry tokens and tokens per task under the tokenizer reported beside the selected one."""
+    rows = res["rows"]
+    if not rows or any(r.get("alt_tokens") is None for r in rows):
+        return []
+    out = [f"Under {res.get('tokenizer_beside', 'the other tokenizer')} (beside): "]
+    parts = []
+    for s in res["aggregate"]:
+        mine = [r for r in rows if r["strategy"] == s]
+        parts.append(f"{s} {sum(r['alt_retry_tokens'] for r in mine) / len(mine):.1f} retry / "
+                     f"{sum(r['alt_tokens'] for r in mine) / len(mine):.1f} tokens per task")
+    return [out[0] + "; ".join(parts) + ".", ""]
+
+
+def _unresolved_notes(res: dict[str, Any]) -> list[str]:
+    bad = [r for r in res["rows"] if r.get("note")]
+    if not bad:
+        return []
+    out = [f"{len(bad)} unit(s) refused or crashed (counted unresolved, with the tokens they "
+           "spent):"]
+    out += [f"- {r['strategy']} {r['task_id']} run {r['run']}: {r['note'][:160]}"
+            for r in bad[:12]]
+    return [*out, ""]
 
 
 def _split(res: dict[str, Any]) -> list[str]:
@@ -59,7 +96,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
         "in/out tokens. "
         + ("Mean ± std over runs." if c["runs"] > 1 else "One run: means, no std."), "",
         "## Metrics", "", *_table(res["aggregate"], c["runs"] > 1), "",
-        *_split(res), ]
+        *_split(res), *_beside(res), *_unresolved_notes(res)]
     if "decision" in res:
         d = res["decision"]
         lines += ["## Decision (§7.4)", "",
@@ -69,19 +106,29 @@ def markdown(res: dict[str, Any], command: str) -> str:
             lines.append(f"| {cl['clause']} | {cl['value']:.4g} | {cl['against']} | "
                          f"{'pass' if cl['pass'] else 'FAIL'} |")
         r = d["ratios"]
-        lines += ["", "Ratios: " + ", ".join(
-            f"{k} = {'n/a' if v is None else f'{v:.3f}'}" for k, v in r.items()), ""]
+        ci = d.get("intervals", {})
+        lines += ["", "| ratio (plan07 / baseline) | value | 95 % interval (paired bootstrap "
+                  "over tasks) |", "|---|---|---|"]
+        lines += [f"| {k} | {'n/a' if v is None else f'{v:.3f}'} | {_ci(ci.get(k))} |"
+                  for k, v in r.items()]
+        lines.append("")
     if "ablation" in res:
         a = res["ablation"]
-        lines += [f"## Ablation (§7.5), on the first {a['tasks']} tasks", "",
+        lines += [f"## Ablation (§7.5), on the first {a['tasks']} tasks, executor "
+                  f"`{a.get('executor', c['executor'])}`", "",
                   *_table(a["aggregate"], c["runs"] > 1), "",
+                  "Each cell: Δ = (variant − full) / full, its 95 % paired-bootstrap interval, "
+                  "and the noise band measured from the full plan07's runs (2 × run-to-run "
+                  "relative std, floor 1 %). A metric moves iff |Δ| > band and the interval "
+                  "excludes 0.", "",
                   "| mechanism removed | Δ retry | Δ consistency | Δ resolve | Δ tokens | "
                   "Δ cost | verdict |", "|---|---|---|---|---|---|---|"]
+        ms = ("retry_tokens", "consistency", "resolve_rate", "tokens", "cost")
         for v in a["verdicts"]:
-            dl = v["deltas"]
-            lines.append(f"| {v['mechanism']} | " + " | ".join(_pct(dl[m]) for m in
-                         ("retry_tokens", "consistency", "resolve_rate", "tokens", "cost"))
-                         + f" | {v['verdict']} |")
+            dl, bands, cis = v["deltas"], v.get("bands", {}), v.get("intervals", {})
+            cells = [f"{_pct(dl[m])} {_pct_ci(cis.get(m))} ±{bands.get(m, 0) * 100:.1f}"
+                     for m in ms]
+            lines.append(f"| {v['mechanism']} | " + " | ".join(cells) + f" | {v['verdict']} |")
         lines.append("")
     lines += ["## Tasks", "", "| shape | tasks | obligations (min-max) |", "|---|---|---|"]
     shapes: dict[str, list[int]] = {}

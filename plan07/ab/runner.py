@@ -43,6 +43,8 @@ class Config:
     max_size: int | None = None  # cap on generated task sizes (None: 3..30)
     hidden_consumer_rate: float = 0.0  # widenings whose decomposition hides one consumer
     ablation_executor: str = ""  # the executor of the ablation units ("": `executor`)
+    tokenizer: str = "estimate"  # plan07.ab.tokens: estimate | cl100k (the other is reported)
+    real_size: bool = True  # generated modules padded to real module sizes
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +85,10 @@ def _gate_env(task: Task) -> Iterator[None]:
 
 def _init(tasks: list[Task], config: Config) -> None:
     global _TASKS, _CONFIG
+    from plan07.ab import tokens
+
     _TASKS, _CONFIG = tasks, config
+    tokens.use(config.tokenizer)
     os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
@@ -170,8 +175,12 @@ def run_ab(tasks: list[Task], config: Config,
 def summarize(tasks: list[Task], config: Config, rows: list[dict[str, Any]]) -> dict[str, Any]:
     main = [r for r in rows if r["strategy"] in config.strategies]
     agg = metrics.aggregate(main, config.price)
+    from plan07.ab import tokens
+
+    tokens.use(config.tokenizer)
     out: dict[str, Any] = {
         "config": config.to_dict(), "tokenizer": _tokenizer(config),
+        "tokenizer_beside": tokens.other_name(),
         "tasks": [t.summary() for t in tasks],
         "aggregate": {s: {m: v.to_dict() for m, v in ms.items()} for s, ms in agg.items()},
         "rows": rows,
@@ -192,9 +201,9 @@ def summarize(tasks: list[Task], config: Config, rows: list[dict[str, Any]]) -> 
 
 
 def _tokenizer(config: Config) -> str:
-    from plan07.ab.tokens import TOKENIZER_NAME
+    from plan07.ab.tokens import NAMES
 
-    return TOKENIZER_NAME if config.executor == "scripted" else "API usage"
+    return NAMES[config.tokenizer] if config.executor.startswith("scripted") else "API usage"
 
 
 def with_faults(config: Config, **kw: Any) -> Config:

@@ -172,7 +172,9 @@ def swebench_task(inst: dict[str, Any], line: int, snapshots: Path,
     steps[-1] = GoldStep(final.obligation.model_copy(update={
         "target_entity": _file_of(f2p[0]).removesuffix(".py").replace("/", "."),
         "validation": f"pytest:{_file_of(f2p[0])}"}), None)
-    request = str(inst["problem_statement"])
+    from plan07.ab.commits import with_criterion
+
+    request = with_criterion(str(inst["problem_statement"]), test_files)
     return Task(id=str(inst.get("instance_id", f"swe-{line}")), source="swebench",
                 shape="swebench", request=request,
                 evidence=evidence_for(dest, request, [s.obligation.target_entity

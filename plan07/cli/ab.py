@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -50,6 +51,18 @@ def ab(
         "--examples/--no-examples", help="Add the bundled example(s) as tasks.")] = False,
     swebench: Annotated[Path | None, typer.Option(
         "--swebench", help="JSONL of SWE-bench-style instances with local checkouts.")] = None,
+    commits: Annotated[Path | None, typer.Option(
+        "--commits", help="JSONL of real commits on local checkouts (id, repo_path, commit, "
+                          "request, tests[, python, pythonpath]).")] = None,
+    tokenizer: Annotated[str, typer.Option(
+        "--tokenizer", help="Token counts for the scripted executor: estimate | cl100k "
+                            "(the tiktoken extra); the other is reported beside.")] = "estimate",
+    ablation_executor: Annotated[str, typer.Option(
+        "--ablation-executor", help="Executor of the ablation units (default: --executor); "
+                                    "scripted:prompt slips more when the prompt names other "
+                                    "work.")] = "",
+    real_size: Annotated[bool, typer.Option(
+        "--real-size/--toy-size", help="Pad generated modules to real module sizes.")] = True,
     workers: Annotated[int, typer.Option("--workers", help="Parallel worker processes.")] = 2,
     hidden_consumer_rate: Annotated[float, typer.Option(
         "--hidden-consumer-rate",
@@ -60,9 +73,7 @@ def ab(
 ) -> None:
     """Run monolithic, static decomposition and plan07 on the same tasks (§7); write the report."""
     from plan07.ab.faults import FaultConfig
-    from plan07.ab.generator import generate_tasks
-    from plan07.ab.report import write
-    from plan07.ab.runner import Config, run_ab
+    from plan07.ab.runner import Config
 
     if not 3 <= max_size <= 30:
         raise InputError(f"--max-size must be in 3..30, got {max_size}", field="--max-size")
@@ -79,15 +90,55 @@ def ab(
                          field="--hidden-consumer-rate")
     if not 0 <= p_first <= 1:
         raise InputError(f"--p-fault must be in [0, 1], got {p_first}", field="--p-fault")
-    if not executor.startswith("openai:") and executor != "scripted":
-        raise InputError(f"unknown executor {executor!r}; use 'scripted' or 'openai:MODEL'",
-                         field="--executor")
+    from plan07.ab.executors import make_executor
+    from plan07.ab.tokens import use
+
+    make_executor(executor, seed=0)  # refused here, one line, when unknown
+    if ablation_executor:
+        make_executor(ablation_executor, seed=0)
+    use(tokenizer)
+    for name, path in (("--swebench", swebench), ("--commits", commits)):
+        if path is not None and not path.is_file():
+            raise InputError(f"{path} is not a file", field=name)
     cfg = Config(tasks=tasks, runs=runs, seed=seed, executor=executor, bound=bound,
                  workers=workers, faults=FaultConfig(p_first=p_first, enabled=faults),
                  ablation_tasks=ablation_tasks, price=_price(price), examples=examples,
-                 engine=engine, max_size=max_size, hidden_consumer_rate=hidden_consumer_rate)
-    task_list = generate_tasks(seed, tasks, size=size, max_size=max_size,
-                               hidden_consumer_rate=hidden_consumer_rate)
+                 engine=engine, max_size=max_size, hidden_consumer_rate=hidden_consumer_rate,
+                 ablation_executor=ablation_executor, tokenizer=tokenizer, real_size=real_size)
+    with tempfile.TemporaryDirectory(prefix="plan07-ab-snap-") as snaps:  # removed at the end
+        _run(cfg, tasks, size, max_size, examples, swebench, commits, Path(snaps), out,
+             as_json, _command(cfg, size, swebench, commits))
+
+
+def _command(cfg: Any, size: int | None, swebench: Path | None, commits: Path | None) -> str:
+    """The command line the report shows: every flag that changes a number."""
+    c = cfg
+    parts = [("--tasks", c.tasks), ("--runs", c.runs), ("--seed", c.seed),
+             ("--executor", c.executor), ("--ablation-tasks", c.ablation_tasks),
+             ("--bound", c.bound), ("--p-fault", c.faults.p_first)]
+    command = "plan07 ab " + " ".join(f"{k} {v}" for k, v in parts)
+    command += (f" --size {size}" if size else "") + ("" if c.faults.enabled else " --no-faults")
+    command += f" --max-size {c.max_size} --engine {c.engine} --tokenizer {c.tokenizer}"
+    command += "" if c.real_size else " --toy-size"
+    command += f" --ablation-executor {c.ablation_executor}" if c.ablation_executor else ""
+    command += f" --hidden-consumer-rate {c.hidden_consumer_rate:g}" \
+        if c.hidden_consumer_rate else ""
+    command += " --examples" if c.examples else ""
+    command += f" --swebench {swebench}" if swebench else ""
+    command += f" --commits {commits}" if commits else ""
+    return command
+
+
+def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
+         swebench: Path | None, commits: Path | None, snaps: Path, out: Path, as_json: bool,
+         command: str) -> None:
+    from plan07.ab.generator import generate_tasks
+    from plan07.ab.report import write
+    from plan07.ab.runner import run_ab
+
+    task_list = generate_tasks(cfg.seed, tasks, size=size, max_size=max_size,
+                               hidden_consumer_rate=cfg.hidden_consumer_rate,
+                               real_size=cfg.real_size)
     if examples:
         from plan07.ab.sources import example_tasks
 
@@ -95,10 +146,14 @@ def ab(
     if swebench is not None:
         from plan07.ab.sources import load_swebench
 
-        task_list += load_swebench(swebench)
+        task_list += load_swebench(swebench, snaps / "swebench")
+    if commits is not None:
+        from plan07.ab.commits import load_commits
+
+        task_list += load_commits(commits, snaps / "commits")
     if not task_list:
-        raise InputError("no tasks: use --tasks N (N >= 1), --examples or --swebench FILE",
-                         field="--tasks")
+        raise InputError("no tasks: use --tasks N (N >= 1), --examples, --swebench FILE or "
+                         "--commits FILE", field="--tasks")
     t0 = time.monotonic()
 
     def progress(k: int, n: int, row: dict[str, Any]) -> None:
@@ -109,13 +164,6 @@ def ab(
                   file=sys.stderr, flush=True)
 
     res = run_ab(task_list, cfg, progress)
-    command = "plan07 ab " + " ".join(
-        f"{k} {v}" for k, v in (("--tasks", tasks), ("--runs", runs), ("--seed", seed),
-                                ("--executor", executor), ("--ablation-tasks", ablation_tasks),
-                                ("--bound", bound), ("--p-fault", p_first)))
-    command += (f" --size {size}" if size else "") + ("" if faults else " --no-faults")
-    command += f" --max-size {max_size} --engine {engine}"
-    command += f" --hidden-consumer-rate {hidden_consumer_rate:g}" if hidden_consumer_rate else ""
     paths = write(res, out, command)
     if as_json:
         print_json({"out": [str(p) for p in paths], "aggregate": res["aggregate"],
