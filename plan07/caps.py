@@ -38,6 +38,7 @@ MAX_REPLANS_PER_NODE = 3
 # follow. K: a failure whose signature repeats after this many local retries with the same
 # one-line digest implicates the obligation itself and buys the one scoped re-decomposition.
 MAX_RETRIES_PER_NODE = 3
+MAX_RETRIES_CAP = 8  # the largest retry bound a harness may pass
 LOCAL_RETRIES_BEFORE_REPLAN = 1
 
 # §3.7 persistence + audit

@@ -27,9 +27,10 @@ def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:
     return ready[min(ready, key=natural_key)]
 
 
-def view(node: PlanNode) -> DriverView:
+def view(node: PlanNode, *, digest: str | None = None) -> DriverView:
     """§3.4 step 2: the model-facing context from that node only (preconditions are its deps,
-    all complete, or it would not be ready)."""
+    all complete, or it would not be ready). `digest`: on a local retry (plan07.retry), the
+    previous attempt's failure in one line."""
     if node.status != "ready":
         raise PlanStateError(
             f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out"
@@ -41,12 +42,14 @@ def view(node: PlanNode) -> DriverView:
         preconditions={d: "complete" for d in node.dependencies},
         permitted_actions=PermittedActions(),
         required_validation=node.validation,
+        failure_digest=digest or None,
     )
 
 
 def model_context(v: DriverView) -> str:
-    """The serialized view a model reads: the DriverView and nothing else."""
-    return json.dumps(v.model_dump(mode="json"), indent=2, sort_keys=True)
+    """The serialized view a model reads: the DriverView and nothing else (the failure digest
+    only on a retry)."""
+    return json.dumps(v.model_dump(mode="json", exclude_none=True), indent=2, sort_keys=True)
 
 
 def admit_edit(node_id: str, edited: Sequence[str], path: str) -> list[str]:

@@ -261,6 +261,9 @@ class DriverView(Strict):
     preconditions: dict[ObligationId, Literal["complete"]]
     permitted_actions: PermittedActions
     required_validation: Field500
+    # a local retry (plan07.retry): the previous attempt's failure, one line
+    failure_digest: Annotated[str, StringConstraints(
+        max_length=caps.PROMPT_FAILURE_MAX_CHARS)] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,6 +303,13 @@ class NodeBounds(Strict):
     edited_files: Annotated[list[str], Field(max_length=caps.MAX_EDIT_FILES)] = []
     test_calls: Annotated[int, Field(ge=0, le=caps.MAX_TEST_CALLS)] = 0
     replans: Annotated[int, Field(ge=0, le=caps.MAX_REPLANS_PER_NODE)] = 0
+    # runtime-structured retry (plan07.retry): failures handled (local or replanned), the last
+    # failure's signature, how many local retries in a row ended with it, and its digest (what
+    # the next hand-out carries, DriverView.failure_digest)
+    retries: Annotated[int, Field(ge=0, le=caps.MAX_RETRIES_CAP + 1)] = 0
+    signature: Annotated[str, StringConstraints(max_length=200)] = ""
+    repeats: Annotated[int, Field(ge=0, le=caps.MAX_RETRIES_CAP + 1)] = 0
+    digest: Annotated[str, StringConstraints(max_length=caps.PROMPT_FAILURE_MAX_CHARS)] = ""
 
 
 class PlanSchedule(Strict):
@@ -338,6 +348,9 @@ class PlanArtifact(BaseModel):
     collapsed: dict[str, list[Obligation]] = {}  # composite id -> its member obligations
     active: ObligationId | None = None  # the obligation handed out by the driver
     bounds: dict[str, NodeBounds] = {}
+    # failures one node may have handled before it is stuck (plan07.retry; a harness passes
+    # its own retry bound to Planner.create)
+    max_retries: Annotated[int, Field(ge=0, le=caps.MAX_RETRIES_CAP)] = caps.MAX_RETRIES_PER_NODE
     audit_overflow: LogOverflow | None = None
     revisions_overflow: LogOverflow | None = None
     # §3.1 step 2: acceptance criteria (1-based) the user confirmed (`plan07 confirm`); None

@@ -77,12 +77,17 @@ def static(task: Task, k: int, repo: Path, failure: str | None = None,
 def plan07(view: DriverView, files: list[str], repo: Path, failure: str | None = None, *,
            typed: bool = True, request: str = "", schedule: str = "") -> str:
     """The driver view (typed) or, with typed artifacts ablated, the raw request and the
-    obligation as prose; with the externalized plan ablated, the schedule rides in the prompt."""
+    obligation as prose; with the externalized plan ablated, the schedule rides in the prompt.
+    A retry's failure line: the view's own digest when the planner gave one, else `failure`."""
     if typed:
-        head = f"## obligation\n{json.dumps(view.model_dump(mode='json'), indent=1)}\n"
+        typed_view = view.model_dump(mode="json", exclude_none=True)
+        head = f"## obligation\n{json.dumps(typed_view, indent=1)}\n"
+        if view.failure_digest:
+            failure = None  # the typed view carries it (plan07.retry's digest)
     else:
         head = (f"## request\n{request}\n## step\n{view.obligation} {view.target_entity}, "
                 f"then check {view.required_validation}\n")
+        failure = view.failure_digest or failure
     plan = f"## plan (you keep it)\n{schedule}\n" if schedule else ""
     return (f"{head}{plan}## files\n{files_block(repo, files)}\n{_failure(failure)}"
             "## do\nDischarge this obligation only.\n")
