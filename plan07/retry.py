@@ -23,7 +23,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from plan07.model import Evidence, PlanArtifact
 
 DIGEST_MAX_CHARS = 160  # caps.PROMPT_FAILURE_MAX_CHARS: the one line a retry carries
 Action = Literal["local", "plan", "stop"]
@@ -231,3 +234,42 @@ def own_files(target_entity: str, edited: Sequence[str], entity_files: Collectio
         mod = "/".join(parts[:i])
         out |= {f"{mod}.py", f"{mod}/__init__.py", f"src/{mod}.py", f"src/{mod}/__init__.py"}
     return out
+
+
+def _check_tests(validation: str) -> set[str]:
+    """Test files/paths a validation string names (`a.py::t` -> a.py, `pytest:p` -> p)."""
+    v = validation.strip()
+    if v.startswith("pytest:"):
+        return {v.removeprefix("pytest:").rstrip("/")}
+    if "::" in v:
+        return {v.split("::", 1)[0]}
+    return set()
+
+
+def facts_of(art: PlanArtifact, node_id: str, evidence: Evidence | None) -> Facts:
+    """The Facts of a failed node in a persisted plan: its own files (target, edits, where the
+    evidence places its target), its check's tests, the checks of complete nodes, and the files
+    every other node owns."""
+    files_by_entity: dict[str, set[str]] = {}
+    for n in (evidence.recon.nodes if evidence is not None else []):
+        if n.file:
+            files_by_entity.setdefault(n.id, set()).add(n.file)
+
+    def files(target: str, nid: str) -> set[str]:
+        located = {f for e, fs in files_by_entity.items()
+                   if e == target or target.startswith(e + ".") for f in fs}
+        b = art.bounds.get(nid)
+        return own_files(target, b.edited_files if b else [], located)
+
+    node = next(n for n in art.nodes if n.id == node_id)
+    members = {node_id, *node.members}
+    others = [n for n in art.nodes if n.id not in members]
+    return Facts(
+        node_id=node_id, check=node.validation,
+        own_files=frozenset(files(node.target_entity, node_id)),
+        own_tests=frozenset(_check_tests(node.validation)),
+        passed_checks=tuple((n.id, n.validation) for n in others if n.state == "complete"),
+        planned_files=tuple(sorted((f, n.id) for n in others
+                                   for f in files(n.target_entity, n.id)
+                                   if f.endswith(".py") and not f.endswith("__init__.py"))),
+    )
