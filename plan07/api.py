@@ -81,12 +81,18 @@ class Planner:
         task_text: str | None = None,
         plan_id: str | None = None,
         now: str | None = None,
+        max_retries: int = caps.MAX_RETRIES_PER_NODE,
+        ordering: bool = True,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
         schedule -> persist. Raises before anything is written when a stage refuses: the plan
         is built and size-checked in memory first, and only then are an older plan's checkpoints
         cleared, the CP0 snapshot taken and files written. `plan_id` / `now` fix the id and the
-        timestamps (tests); by default the id is fresh and unique (`new_plan_id`)."""
+        timestamps (tests); by default the id is fresh and unique (`new_plan_id`).
+        `max_retries`: failures one node may have handled (plan07.retry; a harness passes its own
+        retry bound, so no model call is made for an attempt it will not run). `ordering=False`
+        (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
+        only."""
         from plan07 import checkpoint
         from plan07.canonicalize import canonicalize
         from plan07.decompose import decompose
@@ -97,6 +103,9 @@ class Planner:
         repo = Path(repo)
         if not repo.is_dir():
             raise InputError("repository directory not found", field="--repo", source=str(repo))
+        if not (isinstance(max_retries, int) and 0 <= max_retries <= caps.MAX_RETRIES_CAP):
+            raise InputError(f"max_retries {max_retries!r} must be an int in "
+                             f"0..{caps.MAX_RETRIES_CAP}", field="max_retries")
         requirement = canonicalize(request, task_text)
         if evidence is None:
             evidence = build_evidence(repo, request=request)
@@ -109,13 +118,15 @@ class Planner:
                 f"nothing was planned: {why} (§4 fallback)",
                 raw=dec.raw or "",
             )
-        order = derive_order(dec.obligations, evidence, engine=engine)
+        order = derive_order(dec.obligations, evidence, engine=engine) if ordering \
+            else OrderResult()
         kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
         artifact = A.build(
             requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
             llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
             usage=[dec.usage] if dec.usage else [], now=now or A.now(), plan_id=plan_id,
         )
+        artifact.max_retries = max_retries
         if plan_id is not None:
             checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
@@ -202,7 +213,8 @@ class Planner:
 
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=A.now())
-            return None if node is None else driver.view(node)
+            return None if node is None else driver.view(node, digest=transitions.digest_of(
+                tx.art, node))
 
     def report_edit(self, node_id: str, path: str | Path) -> None:
         """The harness edited `path` for `node_id` (the handed-out node); a 6th file is refused."""

@@ -155,17 +155,18 @@ def reached_checkpoints(art: PlanArtifact) -> list[str]:
 
 
 def stuck_nodes(art: PlanArtifact) -> list[str]:
-    """Failed nodes whose scoped replans are spent (caps.MAX_REPLANS_PER_NODE): never handed out
-    again, `complete` refuses them; `plan07 feedback` or `plan07 rollback` moves the plan on."""
+    """Failed nodes whose retry bound is spent (more failures than `art.max_retries`, local
+    retries and scoped replans together; plan07.retry): never handed out again, `complete`
+    refuses them; `plan07 feedback` or `plan07 rollback` moves the plan on."""
     return sorted(n.id for n in art.nodes if n.state == "failed" and n.id in art.bounds
-                  and art.bounds[n.id].replans >= caps.MAX_REPLANS_PER_NODE)
+                  and art.bounds[n.id].retries > art.max_retries)
 
 
-def stuck_text(node_id: str, replans: int) -> str:
-    return (f"obligation {node_id!r} failed after {replans} scoped replans (cap "
-            f"MAX_REPLANS_PER_NODE {caps.MAX_REPLANS_PER_NODE}, ours); no further model call is "
-            "made: revise the plan with `plan07 feedback` or return to a checkpoint with "
-            "`plan07 rollback`")
+def stuck_text(node_id: str, b: NodeBounds) -> str:
+    return (f"obligation {node_id!r} failed {b.retries} times ({b.replans} scoped replans); "
+            "its retry bound is spent (max_retries, default MAX_RETRIES_PER_NODE "
+            f"{caps.MAX_RETRIES_PER_NODE}, ours), so no further model call is made: revise the "
+            "plan with `plan07 feedback` or return to a checkpoint with `plan07 rollback`")
 
 
 def checkpoint_trace(cp: Checkpoint) -> str:

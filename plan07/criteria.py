@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from plan07 import caps
 from plan07.model import PlanArtifact
 from plan07.validate import classify
 
@@ -140,9 +139,9 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
         spent = artifact.bounds.get(n.id)
         if bad:
             out.append(f"{n.id}: validation {bad[0]!r} is unverifiable")
-        elif n.state == "failed" and spent and spent.replans >= caps.MAX_REPLANS_PER_NODE:
-            out.append(f"{n.id}: failed and its replans are spent (MAX_REPLANS_PER_NODE): "
-                       "`plan07 feedback` or `plan07 rollback`")
+        elif n.state == "failed" and spent and spent.retries > artifact.max_retries:
+            out.append(f"{n.id}: failed and its retries are spent (max_retries "
+                       f"{artifact.max_retries}): `plan07 feedback` or `plan07 rollback`")
         elif n.state != "complete":
             out.append(f"{n.id}: not complete (state {n.state})")
     out += [b for c in criteria_status(artifact) if (b := c.blocker())]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from plan07 import artifact as A
-from plan07 import caps, driver
+from plan07 import caps, driver, retry
 from plan07.errors import InputError, PlanStateError
 from plan07.model import (
     Checkpoint,
@@ -87,7 +87,7 @@ def gate_run(art: PlanArtifact, node_id: str) -> GateRun:
     if node.state == "complete":
         raise PlanStateError(f"obligation {node_id!r} is already complete; run `plan07 next`")
     if node_id in A.stuck_nodes(art):
-        raise PlanStateError(A.stuck_text(node_id, art.bounds[node_id].replans))
+        raise PlanStateError(A.stuck_text(node_id, art.bounds[node_id]))
     if node.status != "ready":
         done = {n.id for n in art.nodes if n.state == "complete"}
         waiting = [d for d in node.dependencies if d not in done]
@@ -143,7 +143,9 @@ class ScopedCall:
 def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence, *,
            time: str) -> Settled:
     """§3.5: record the verdict. pass -> complete, reschedule, the checkpoints it reached; fail
-    -> failed, and a scoped replan to make unless the node's replans are spent."""
+    -> failed, then runtime-structured retry (plan07.retry, no model call to decide): a local
+    failure hands the same node out again with its digest; a plan-implicating one returns the
+    scoped replan to make; past the node's retry bound, nothing (no model call)."""
     node_id = verdict.node_id
     refund(art, node_id, run.reserved - verdict.test_calls)
     node = A.node(art, node_id)
@@ -163,16 +165,41 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
     A.record(art, node_id, "failed", f"validation failed: {verdict.check} ({verdict.kind})",
              time=time)
     spent = A.bounds(art, node_id)
-    if spent.replans >= caps.MAX_REPLANS_PER_NODE:  # a count kept across replans (ids reused)
-        A.record(art, node_id, "replan_refused",
-                 A.stuck_text(node_id, spent.replans)[: caps.FIELD_MAX_CHARS], time=time)
+    # runtime-structured retry (plan07.retry): classified without a model
+    d = retry.decide(retry.facts_of(art, node_id, evidence), verdict.kind, verdict.output_tail,
+                     retry.History(spent.retries, spent.replans, spent.signature, spent.repeats),
+                     k=caps.LOCAL_RETRIES_BEFORE_REPLAN, max_retries=art.max_retries,
+                     max_replans=caps.MAX_REPLANS_PER_NODE, repo=art.repo or "")
+    counts = {"retries": min(spent.retries + 1, caps.MAX_RETRIES_CAP + 1),
+              "signature": d.signature, "repeats": min(d.repeats, caps.MAX_RETRIES_CAP + 1),
+              "digest": d.digest}
+    if d.action == "stop":  # the bound is spent: no model call, never handed out again
+        art.bounds[node_id] = spent.model_copy(update=counts)
+        A.record(art, node_id, "retry_refused",
+                 A.stuck_text(node_id, art.bounds[node_id])[: caps.FIELD_MAX_CHARS], time=time)
         A.reschedule(art, evidence)
         return Settled()
+    if d.action == "local":  # the same node again, with the digest; no model call
+        art.bounds[node_id] = spent.model_copy(update=counts)
+        A.record(art, node_id, "retry_local", f"local retry ({d.reason}): {d.digest}"
+                 [: caps.FIELD_MAX_CHARS], time=time)
+        A.reschedule(art, evidence)
+        if node_id in (art.schedule.ready or []):
+            art.active = node_id  # handed out again, before any other ready node
+        return Settled()
     attempt = spent.replans + 1
-    art.bounds[node_id] = spent.model_copy(update={"replans": attempt})
+    art.bounds[node_id] = spent.model_copy(update={**counts, "replans": attempt})
+    A.record(art, node_id, "retry_plan", f"scoped replan: {d.reason}"[: caps.FIELD_MAX_CHARS],
+             time=time)
     frag = fragment(art.nodes, A.obligations_of(art), node_id)
     prefix = f"{node_id.split('_')[0]}.r{A.next_rev(art)}."
     return Settled(replan=ScopedCall(frag, prefix, attempt, mark(art)))
+
+
+def digest_of(art: PlanArtifact, node: PlanNode) -> str | None:
+    """The failure digest a handed-out node carries: its last failure's, while it is failed."""
+    b = art.bounds.get(node.id)
+    return b.digest or None if b is not None and node.state == "failed" else None
 
 
 def mark(art: PlanArtifact) -> tuple[int, str]:
@@ -202,6 +229,7 @@ def apply_replan(art: PlanArtifact, call: ScopedCall, result: Replan, evidence: 
     bounds follow the nodes (a reused id keeps its counters; the fresh fragment carries this
     replan's count). Raises (nothing changed) when the scheduler refuses the result."""
     node_id, fresh = result.failed, {o.id for o in result.added}
+    failed = A.bounds(art, node_id)
     kept = [o for o in A.obligations_of(art) if o.id not in set(result.removed)]
     A.splice(art, [*kept, *result.added], edges=result.edges, violations=result.violations,
              evidence=evidence, pending=fresh)
@@ -217,7 +245,9 @@ def apply_replan(art: PlanArtifact, call: ScopedCall, result: Replan, evidence: 
     for n in art.nodes:
         if (set(n.members) or {n.id}) & fresh:
             b = A.bounds(art, n.id)
-            art.bounds[n.id] = b.model_copy(update={"replans": max(b.replans, call.attempt)})
+            art.bounds[n.id] = b.model_copy(update={
+                "replans": max(b.replans, call.attempt),
+                "retries": max(b.retries, failed.retries)})  # the bound holds across replans
     A.record(art, node_id, "replanned",
              f"scoped replan of {', '.join(sort_ids(result.affected))} (failed node + "
              f"true dependents); rules re-walked {', '.join(sort_ids(result.rewalked))}",

@@ -82,10 +82,12 @@ def test_plan07_revision_trigger_adds_the_hidden_consumer_but_does_not_reorder_t
         tmp_path: Path, checker: Checker) -> None:
     """What the mechanics give (faults off): with the trigger, impact feedback after the widen
     step adds an obligation on the hidden consumer; without it, the plan never learns of it.
-    But the narrowing is ordered only by its declared dependencies (the added node is not one,
-    and no ladder rule puts a narrowing after a rebind), so here it is handed out first, fails
-    its gate and exhausts its bound: neither variant resolves. With faults on, a replan can
-    delay the narrowing past the added node; then only the trigger resolves (docs/ab.md)."""
+    The narrowing is ordered only by its declared dependencies (the added node is not one, and
+    no ladder rule puts a narrowing after a rebind), so it is handed out first and fails in the
+    consumer's file: plan07.retry calls that plan-implicating (a file the added node owns / no
+    node covers) and buys scoped replans, which return the fragment unchanged, until the
+    narrowing's bound is spent. With the trigger the added rebind then runs and the suite is
+    green (the narrowing itself never landed: its check cannot tell); without it, not."""
     from plan07 import Planner
 
     task = hidden_task()
@@ -96,9 +98,10 @@ def test_plan07_revision_trigger_adds_the_hidden_consumer_but_does_not_reorder_t
     added = [n for n in Planner.open(tmp_path / "on" / "plan07" / "state" / "plan1").artifact.nodes
              if n.target_entity == target]
     assert len(added) == 1
-    assert added[0].state == "pending"
+    assert added[0].state == "complete"
     assert not any(n.target_entity == target for n in
                    Planner.open(tmp_path / "off" / "plan07" / "state" / "plan1").artifact.nodes)
-    assert not on.resolved
+    assert on.resolved
     assert not off.resolved
     assert on.retry_tokens == off.retry_tokens > 0
+    assert on.retry_plan_tokens > 0  # the narrowing's failure implicates the plan

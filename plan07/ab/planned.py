@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from plan07 import caps
 from plan07.ab import contexts
 from plan07.ab.checker import Checker
 from plan07.ab.edits import Applied, revert_all
@@ -108,8 +109,9 @@ class _Drive:
         self.plans += 1
         self.llm = GoldDecomposer(obligations)
         p = Planner.create(self.s.task.request, repo=self.s.repo, evidence=evidence,
-                           llm=self.llm,
-                           state_dir=self.state_dir / f"plan{self.plans}", engine=self.engine)
+                           llm=self.llm, state_dir=self.state_dir / f"plan{self.plans}",
+                           engine=self.engine, ordering=self.ab.ordering,
+                           max_retries=min(self.s.bound, caps.MAX_RETRIES_CAP))
         self._seen = 0
         self._account(p, retry=retry)
         return p
