@@ -197,9 +197,10 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
 
 
 def digest_of(art: PlanArtifact, node: PlanNode) -> str | None:
-    """The failure digest a handed-out node carries: its last failure's, while it is failed."""
+    """The failure digest a handed-out node carries: its last failure's (a passed node leaves
+    its bounds, so only a node being retried, locally or re-decomposed under its id, has one)."""
     b = art.bounds.get(node.id)
-    return b.digest or None if b is not None and node.state == "failed" else None
+    return (b.digest or None) if b is not None and node.state != "complete" else None
 
 
 def mark(art: PlanArtifact) -> tuple[int, str]:

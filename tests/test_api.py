@@ -164,7 +164,9 @@ def test_the_gate_check_counts_against_max_test_calls(tmp_path: Path) -> None:
     verdict = planner.complete("O4")  # call 10, made by the gate: admitted, and it fails
     assert (verdict.passed, verdict.test_calls) == (False, 1)
     assert planner.artifact.bounds["O4"].test_calls == 10
-    assert planner.next() == view  # the scoped replan kept the plan: O4 is offered again
+    again = planner.next()  # a local retry: O4 is offered again, with its failure digest
+    assert again == view.model_copy(update={"failure_digest": again.failure_digest})
+    assert again.failure_digest
     with pytest.raises(PlanStateError, match="at most 10 test calls"):
         planner.report_test_call("O4")  # call 11, reported by the harness
     events = len(planner.events)
@@ -454,35 +456,49 @@ class Scripted:
 SAME_FRAGMENT = json.dumps({"obligations": [OBLIGATIONS[3]]})  # O4 again, same id
 
 
-@pytest.mark.parametrize(("scoped", "runs", "last"), [
-    (SAME_FRAGMENT, 4, "replan_refused"),  # replanned 3 times, each time pending again
-    ("not JSON at all", 3, "replan_kept"),  # 3 fallbacks: each was a model call
-])
-def test_a_failing_node_is_replanned_at_most_max_replans_times(
-    tmp_path: Path, scoped: str, runs: int, last: str,
+@pytest.mark.parametrize("scoped", [SAME_FRAGMENT, "not JSON at all"])
+@pytest.mark.parametrize("max_retries", [3, 2])
+def test_a_failing_node_is_retried_within_its_bound_and_replanned_only_on_a_repeat(
+    tmp_path: Path, scoped: str, max_retries: int,
 ) -> None:
+    # runtime-structured retry (plan07.retry): the same failure every time. Failure 1: local
+    # (no model call); failure 2, the same signature after K = 1 local retry: ONE scoped call
+    # (accepted or a fallback, it counts); failure 3: local again; past max_retries: stop --
+    # the stuck node is not handed out again and no model call is ever made for it.
     client = Scripted(OBLIGATIONS, scoped)
     planner = Planner.create(REQUEST, repo=make_repo(tmp_path, broken_test=True),
-                             evidence=Evidence(), llm=client, state_dir=tmp_path / "state")
+                             evidence=Evidence(), llm=client, state_dir=tmp_path / "state",
+                             max_retries=max_retries)
     drive(planner, "O1", "O2", "O3")
-    attempt = 0
-    while (view := planner.next()) is not None and attempt < 10:
-        attempt += 1
+    calls, events_seen = [], []
+    while (view := planner.next()) is not None and len(calls) < 10:
         assert view.node_id == "O4"
+        assert (view.failure_digest is None) == (not calls)  # a retry carries the digest
         assert not planner.complete("O4").passed
-        assert client.calls == 1 + min(attempt, caps.MAX_REPLANS_PER_NODE)
+        calls.append(client.calls - 1)
+        events_seen.append(planner.artifact.audit[-1].event)
         bounds = planner.artifact.bounds["O4"]  # kept although the replan reused the id
-        assert (bounds.test_calls, bounds.replans) == (
-            attempt, min(attempt, caps.MAX_REPLANS_PER_NODE))
-    assert attempt == runs  # then the stuck node is not handed out again
-    assert planner.artifact.audit[-1].event == last
+        assert (bounds.test_calls, bounds.retries) == (len(calls), len(calls))
+    assert len(calls) == max_retries + 1  # then the stuck node is not handed out again
+    assert calls == [0, 1, 1, 1][: max_retries + 1]
+    assert events_seen[0] == "retry_local"
+    assert events_seen[1] == ("replanned" if scoped == SAME_FRAGMENT else "replan_kept")
+    assert events_seen[-1] == "retry_refused"
     events = planner.events
-    with pytest.raises(PlanStateError, match=r"'O4' failed after 3 scoped replans .*"
-                       r"MAX_REPLANS_PER_NODE.*`plan07 feedback`.*`plan07 rollback`"):
+    with pytest.raises(PlanStateError, match=rf"'O4' failed {max_retries + 1} times .*"
+                       r"retry bound is spent.*`plan07 feedback`.*`plan07 rollback`"):
         planner.complete("O4")
-    assert client.calls == 1 + caps.MAX_REPLANS_PER_NODE  # no model call past the cap
+    assert client.calls == 2  # no model call past the bound
     assert planner.events == events
-    assert any("replans are spent" in b for b in planner.termination_blockers())
+    assert any("retries are spent" in b for b in planner.termination_blockers())
+
+
+def test_max_retries_is_refused_out_of_range(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="max_retries"):
+        Planner.create(REQUEST, repo=make_repo(tmp_path), evidence=Evidence(),
+                       llm=Scripted(OBLIGATIONS, SAME_FRAGMENT), state_dir=tmp_path / "s",
+                       max_retries=caps.MAX_RETRIES_CAP + 1)
+    assert not (tmp_path / "s").exists()
 
 
 def test_a_fresh_fragment_inherits_the_replan_count(tmp_path: Path) -> None:
@@ -492,11 +508,13 @@ def test_a_fresh_fragment_inherits_the_replan_count(tmp_path: Path) -> None:
                              evidence=Evidence(), llm=client, state_dir=tmp_path / "state")
     drive(planner, "O1", "O2", "O3")
     assert planner.next() is not None
-    assert not planner.complete("O4").passed
+    assert not planner.complete("O4").passed  # local retry first
+    assert planner.next() is not None
+    assert not planner.complete("O4").passed  # the same failure: scoped replan
     art = planner.artifact
     assert "O4" not in {n.id for n in art.nodes}
     assert "O4" not in art.bounds
-    assert art.bounds["O4.r2.1"].replans == 1
+    assert (art.bounds["O4.r2.1"].replans, art.bounds["O4.r2.1"].retries) == (1, 2)
 
 
 # --- termination: a plan ends only at checked or confirmed criteria (§3.1 step 2) -------------

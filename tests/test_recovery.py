@@ -156,6 +156,18 @@ def test_broken_edit_fails_replan_touches_only_dependents_then_plan_completes(
     verdict = p.complete(target)
     assert not verdict.passed
     assert "test_defaults" in verdict.output_tail
+    # runtime-structured retry: a failure of the node's own work is retried locally first --
+    # the same node again, with a one-line digest, no model call, the plan untouched
+    assert len(client.calls) == 1
+    assert p.artifact.audit[-1].event == "retry_local"
+    again = p.next()
+    assert again is not None
+    assert again.node_id == target
+    assert again.failure_digest
+    assert len(again.failure_digest) <= 160
+    assert {k for k, v in node_lines(p.state_dir).items() if v != before[k]} == {target}
+    # the same failure again: it implicates the obligation -> ONE scoped replan
+    assert not p.complete(target).passed
 
     after = node_lines(p.state_dir)
     untouched = sorted(set(before) - set(affected))
@@ -168,7 +180,7 @@ def test_broken_edit_fails_replan_touches_only_dependents_then_plan_completes(
     assert len(client.calls) == 2
     art = p.artifact
     assert art.revision_history[-1].caused_by == target
-    assert [r.event for r in art.audit[-2:]] == ["failed", "replanned"]
+    assert [r.event for r in art.audit[-3:]] == ["failed", "retry_plan", "replanned"]
 
     # a correct edit then passes, and the plan completes
     cfg.write_text(cfg.read_text().replace("secure: bool = False", "secure: bool = True"))
@@ -380,7 +392,11 @@ def test_unusable_scoped_replan_keeps_the_plan_and_reoffers_the_node(
     client.scoped = scoped.replace("{u}", upstream)
     before = node_lines(p.state_dir)
     (repo / "sessions" / "config.py").write_text("def broken(:\n")
-    assert not p.complete(target).passed
+    assert not p.complete(target).passed  # a syntax error: local, no model call
+    assert p.artifact.audit[-1].event == "retry_local"
+    assert len(client.calls) == 1
+    assert p.next().node_id == target  # type: ignore[union-attr]
+    assert not p.complete(target).passed  # the same failure again: the scoped call
     after = node_lines(p.state_dir)
     assert {k for k in before if before[k] != after[k]} == {target}
     assert json.loads(after[target])["state"] == "failed"
