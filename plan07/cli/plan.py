@@ -115,7 +115,7 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
             raise typer.Exit(1)
         return
     if as_json:
-        print_json(view)
+        print_json(view.model_dump(mode="json", exclude_none=True))  # digest on a retry only
         return
     pre = ", ".join(view.preconditions) or "none"
     b = view.permitted_actions.bounds

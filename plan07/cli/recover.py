@@ -70,7 +70,7 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
     view = Planner.open(state).resume()
     if as_json:
-        print_json(view)
+        print_json(view.model_dump(mode="json", exclude_none=True))
         return
     if view is None:
         typer.echo("resumed: nothing is ready (the plan is complete, or waits on a failed node; "
