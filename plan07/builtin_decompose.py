@@ -33,8 +33,8 @@ from plan07.llm.evidence_index import (
     words,
 )
 from plan07.model import Evidence, Localization, Obligation
+from plan07.vocab import NODE_ID_IN_TEXT
 
-TEST_ID = re.compile(r"[\w./-]+\.py::[\w\[\]:.-]*[\w\]]")
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
 
 
@@ -165,7 +165,7 @@ def _criteria(d: _Derivation) -> None:
     derived: list[tuple[int, str]] = []
     cites: dict[str, list[str]] = defaultdict(list)
     for n, c in enumerate(d.criteria, 1):
-        tests = [t.rstrip(".:") for t in TEST_ID.findall(c)]
+        tests = NODE_ID_IN_TEXT.findall(c)
         resolved = {d.ix.resolve(x) for x in mentioned(c)}
         hit = [e for e in d.order if named(c, e) or e in resolved]
         for e in hit:

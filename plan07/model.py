@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from plan07 import caps
+from plan07.vocab import CheckKind, duplicates
 
 
 class Strict(BaseModel):
@@ -98,8 +99,7 @@ class Decomposition(Strict):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Decomposition:
-        ids = [o.id for o in self.obligations]
-        dup = sorted({i for i in ids if ids.count(i) > 1})
+        dup = duplicates(o.id for o in self.obligations)
         if dup:
             raise ValueError(f"duplicate obligation id(s): {', '.join(dup)}")
         return self
@@ -349,7 +349,6 @@ class PlanArtifact(BaseModel):
 # ---------------------------------------------------------------------------------------------
 # §3.5 the local validation gate's outcome: a value, not an exception
 
-CheckKind = Literal["pytest_node", "pytest_path", "compile", "import", "unverifiable"]
 
 
 class Verdict(Strict):

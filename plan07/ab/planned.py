@@ -33,6 +33,7 @@ from plan07.ab.run import Ablation, RunResult, Session
 from plan07.ab.tasks import GoldStep, Task
 from plan07.ab.tokens import count_tokens
 from plan07.model import DriverView, Evidence, Obligation, Usage
+from plan07.vocab import covers, dotted_test
 
 _FIELDS = set(Obligation.model_fields)
 
@@ -152,7 +153,7 @@ class _Drive:
             return
         from plan07.model import Feedback, ImpactEdge
 
-        edges = [ImpactEdge(src=view.target_entity, dst=_test_entity(t), relation="Breaks",
+        edges = [ImpactEdge(src=view.target_entity, dst=dotted_test(t), relation="Breaks",
                             cause="sig_change", confidence=1.0) for t in sorted(broken)[:16]]
         p.feedback(Feedback(caused_by=view.node_id, impact_edges=edges,
                             note=f"{len(broken)} previously passing test(s) broke"))
@@ -165,7 +166,7 @@ class _Drive:
         plan targets (an obligation the decomposition missed): fed as impact feedback."""
         targets = [n.target_entity for n in p.artifact.nodes]
         edges = [e for e in self.s.task.evidence.impact.edges if e.src == view.target_entity
-                 and not any(e.dst == t or e.dst.startswith(t + ".") for t in targets)]
+                 and not any(covers(t, e.dst) for t in targets)]
         if not edges:
             return
         from plan07.model import Feedback
@@ -174,12 +175,6 @@ class _Drive:
                             note=f"{len(edges)} consumer(s) of {view.target_entity} unplanned"))
         self.s.result.feedbacks += 1
         self._account(p, retry=True)
-
-
-def _test_entity(test_id: str) -> str:
-    """`tests/a/test_b.py::test_c` -> `tests.a.test_b.test_c` (the dotted test id)."""
-    path, _, name = test_id.partition("::")
-    return path.removesuffix(".py").replace("/", ".") + "." + name.split("[")[0]
 
 
 def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bound: int, *,

@@ -19,6 +19,7 @@ import typer
 
 from plan07.cli._common import JSON_HELP, print_json, read_text
 from plan07.errors import InputError
+from plan07.vocab import related
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -336,10 +337,6 @@ def _scripted(example: Path) -> dict[str, Any]:
     return data
 
 
-def _matches(key: str, target: str) -> bool:
-    return target == key or target.startswith(key + ".") or key.startswith(target + ".")
-
-
 def apply_edits(repo: Path, verb: str, target: str, script: dict[str, Any],
                 applied: set[int]) -> list[str]:
     """What the scripted agent edits for one obligation (see examples/.../edits.json "about"):
@@ -362,7 +359,7 @@ def apply_edits(repo: Path, verb: str, target: str, script: dict[str, Any],
     edits = script["edits"]
     exact = [i for i, e in enumerate(edits) if e["target"] == target]
     files: list[str] = []
-    for i in exact or [i for i, e in enumerate(edits) if _matches(e["target"], target)]:
+    for i in exact or [i for i, e in enumerate(edits) if related(e["target"], target)]:
         if i in applied:
             continue
         e = edits[i]
