@@ -114,10 +114,8 @@ NodeKind = Literal[
 EdgeKind = Literal[
     "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines"
 ]
-# Impact causes are an open set; these are the ones the rules know (design.md).
-KNOWN_CAUSES = (
-    "sig_change", "consumer_rebind", "schema_change", "migration", "default_change", "test_anchor",
-)
+# Impact causes are an open set (any string); which ones order the plan is the rule file's to
+# say (rules/ordering.dl: breaking_cause, consumer_cause, and the "migration" rules).
 
 
 class ReconNode(Strict):

@@ -13,8 +13,6 @@ from plan07.model import Evidence, ImpactEdge
 from plan07.vocab import covers, file_module, pytest_id
 
 REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
-BREAKING_CAUSES = ("sig_change", "schema_change")  # docs/rules.md breaking_cause
-CONSUME_KINDS = ("calls", "imports", "inherits", "uses_type", "reads")  # docs/rules.md consume_kind
 TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$")
 _ARTICLES = {"a", "an", "the"}
 
@@ -33,6 +31,11 @@ class EvidenceIndex:
     """Look-ups over the evidence, built once per decomposition."""
 
     def __init__(self, ev: Evidence) -> None:
+        from plan07.engine import constants
+
+        # the rules' own constants (docs/rules.md breaking_cause, consume_kind), not a copy
+        self.breaking_causes = constants("breaking_cause")
+        self.consume_kinds = constants("consume_kind")
         self.nodes = {n.id: n for n in ev.recon.nodes}
         self.tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
         self.test_ids = set(self.tests.values())
@@ -41,7 +44,7 @@ class EvidenceIndex:
         for e in ev.recon.edges:
             if e.src in self.tests and e.kind in ("tests", "calls"):
                 self.exercised[e.dst].add(self.tests[e.src])
-            if e.kind in CONSUME_KINDS:
+            if e.kind in self.consume_kinds:
                 self.used[e.src].add(e.dst)
         self._by_suffix: dict[str, set[str]] | None = None  # dotted suffix -> ids, lazily
         self.out: dict[str, list[ImpactEdge]] = defaultdict(list)  # by src, strongest first
