@@ -2,13 +2,12 @@
 (order, bounds, no bodies), the builtin goldens, the scoped re-invoke, the CLI. No network.
 
 Rewrite the goldens deliberately with
-`PLAN07_UPDATE_GOLDENS=1 .venv/bin/pytest tests/test_decompose.py`, then review the diff.
+`.venv/bin/pytest tests/test_decompose.py --update-goldens`, then review the diff.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from plan07.llm import Completion, LLMClient, make_client
 from plan07.llm.prompt import SYSTEM, failure_line, header_only, one_line, read
 from plan07.model import Evidence, Localization, Obligation, Requirement
 
-UPDATE = os.environ.get("PLAN07_UPDATE_GOLDENS") == "1"
 CASES = {"session_timeout": FIXTURE, "example": GOLDEN / "example"}
 
 
@@ -192,13 +190,13 @@ def test_one_line_bounds() -> None:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_builtin_golden(case: str) -> None:
+def test_builtin_golden(case: str, update_goldens: bool) -> None:
     result = decompose(*load(CASES[case]), make_client("builtin"))
     got = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
     golden = CASES[case] / "builtin.json"
-    if UPDATE:
+    if update_goldens:
         golden.write_text(got, "utf-8")
-    assert golden.exists(), "no golden; run with PLAN07_UPDATE_GOLDENS=1"
+    assert golden.exists(), "no golden; run pytest with --update-goldens"
     assert got == golden.read_text("utf-8")
 
 
