@@ -262,13 +262,7 @@ def load_obligations(path: str | Path) -> list[Obligation]:
 
 
 def load_evidence_file(path: str | Path) -> Evidence:
-    """E.json (or a recon.db when plan07.evidence.load_evidence is available)."""
-    try:
-        from plan07.evidence import load_evidence
-    except ImportError:  # the evidence loader (issue 4) is not there yet: JSON bundles only
-        from plan07 import schema
+    """An evidence bundle: E.json or a recon.db (plan07.evidence.load_evidence)."""
+    from plan07.evidence import load_evidence
 
-        ev: Evidence = schema.load("evidence", path)
-        return ev
-    result: Evidence = load_evidence(Path(path))
-    return result
+    return load_evidence(Path(path))

@@ -1,4 +1,4 @@
-"""The A/B mechanics (issue 8 "done means"): faults off -> every strategy resolves with zero
+"""The A/B mechanics: faults off -> every strategy resolves with zero
 retry tokens; a fault forced at a known obligation -> each strategy re-spends exactly what its
 recovery rule says; skipping ordering shows broken intermediate states on a widening task."""
 

@@ -152,7 +152,7 @@ def test_edits_and_test_calls_are_bounded_and_audited(tmp_path: Path) -> None:
 
 
 def test_the_gate_check_counts_against_max_test_calls(tmp_path: Path) -> None:
-    # §3.4 bounds: 10 test calls per obligation, the validation gate's included (issue 7).
+    # §3.4 bounds: 10 test calls per obligation, the validation gate's included.
     planner = make_plan(tmp_path, broken_test=True)
     drive(planner, "O1", "O2", "O3")
     assert planner.artifact.bounds == {}  # a passed node leaves the bounds
