@@ -21,8 +21,8 @@ from plan07 import (
     route,
     state,
 )
-from plan07.llm.base import Completion
-from plan07.model import Evidence, Usage
+from plan07.llm.scripted import ScriptedClient
+from plan07.model import Evidence
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
@@ -437,18 +437,9 @@ def test_complete_refuses_a_timeout_that_is_not_positive(tmp_path: Path, timeout
 
 # --- one failure cannot loop: replan counters kept, replans capped (review fix) --------------
 
-class Scripted:
+def Scripted(first: list[dict[str, object]], scoped: str) -> ScriptedClient:  # noqa: N802
     """The first call returns the plan's obligations; every later (scoped) call `scoped`."""
-
-    name = "scripted"
-
-    def __init__(self, first: list[dict[str, object]], scoped: str) -> None:
-        self.first, self.scoped, self.calls = json.dumps({"obligations": first}), scoped, 0
-
-    def complete(self, messages: object, **_: object) -> Completion:
-        self.calls += 1
-        return Completion(text=self.first if self.calls == 1 else self.scoped,
-                          usage=Usage(prompt_tokens=1), finish_reason="stop")
+    return ScriptedClient(json.dumps({"obligations": first}), scoped)
 
 
 SAME_FRAGMENT = json.dumps({"obligations": [OBLIGATIONS[3]]})  # O4 again, same id
@@ -470,7 +461,7 @@ def test_a_failing_node_is_replanned_at_most_max_replans_times(
         attempt += 1
         assert view.node_id == "O4"
         assert not planner.complete("O4").passed
-        assert client.calls == 1 + min(attempt, caps.MAX_REPLANS_PER_NODE)
+        assert len(client.calls) == 1 + min(attempt, caps.MAX_REPLANS_PER_NODE)
         bounds = planner.artifact.bounds["O4"]  # kept although the replan reused the id
         assert (bounds.test_calls, bounds.replans) == (
             attempt, min(attempt, caps.MAX_REPLANS_PER_NODE))
@@ -480,7 +471,7 @@ def test_a_failing_node_is_replanned_at_most_max_replans_times(
     with pytest.raises(PlanStateError, match=r"'O4' failed after 3 scoped replans .*"
                        r"MAX_REPLANS_PER_NODE.*`plan07 feedback`.*`plan07 rollback`"):
         planner.complete("O4")
-    assert client.calls == 1 + caps.MAX_REPLANS_PER_NODE  # no model call past the cap
+    assert len(client.calls) == 1 + caps.MAX_REPLANS_PER_NODE  # no model call past the cap
     assert planner.events == events
     assert any("replans are spent" in b for b in planner.termination_blockers())
 

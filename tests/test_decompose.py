@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _decompose_cases import FIXTURE, GOLDEN, GOOD, HOSTILE, record
@@ -27,8 +26,9 @@ from plan07.decompose import (
     scoped_messages,
 )
 from plan07.errors import InputError
-from plan07.llm import Completion, LLMClient, make_client
+from plan07.llm import LLMClient, make_client
 from plan07.llm.prompt import SYSTEM, failure_line, header_only, one_line, read
+from plan07.llm.scripted import ScriptedClient
 from plan07.model import Evidence, Localization, Obligation, Requirement
 
 CASES = {"session_timeout": FIXTURE, "example": GOLDEN / "example"}
@@ -39,18 +39,12 @@ def load(case: Path) -> tuple[Requirement, Evidence]:
             Evidence.model_validate_json((case / "evidence.json").read_text()))
 
 
-class Counting:
-    """Wraps a client and counts its calls (the model scripted, no internals patched)."""
-
-    def __init__(self, inner: LLMClient) -> None:
-        self.inner, self.name, self.calls = inner, inner.name, []  # type: ignore[var-annotated]
-
-    def complete(self, messages: list[dict[str, str]], **kw: Any) -> Completion:
-        self.calls.append({"messages": messages, **kw})
-        return self.inner.complete(messages, **kw)
+def Counting(inner: LLMClient) -> ScriptedClient:  # noqa: N802
+    """Wraps a client and records its calls (the model scripted, no internals patched)."""
+    return ScriptedClient(inner, name=inner.name)
 
 
-def replay(tmp_path: Path, text: str) -> Counting:
+def replay(tmp_path: Path, text: str) -> ScriptedClient:
     p = tmp_path / "completion.txt"
     p.write_text(text, "utf-8")
     return Counting(make_client(f"replay:{p}"))

@@ -32,30 +32,25 @@ from plan07.ab.executors import Executor
 from plan07.ab.run import Ablation, RunResult, Session
 from plan07.ab.tasks import GoldStep, Task
 from plan07.ab.tokens import count_tokens
+from plan07.llm.scripted import ScriptedClient
 from plan07.model import DriverView, Evidence, Obligation, Usage
 from plan07.vocab import covers, dotted_test
 
 _FIELDS = set(Obligation.model_fields)
 
 
-class GoldDecomposer:
+def gold_decomposer(obligations: Sequence[Obligation]) -> ScriptedClient:
     """The harness's stand-in for the §4 model: the first call returns the task's decomposition
     (the same list the static chain runs); a scoped re-invocation returns the subgraph it was
     given, unchanged (the decomposition was right, the edit was wrong). Usage is counted with
     the harness tokenizer (plan07.ab.tokens), so planning calls cost tokens like any other."""
+    from plan07.llm import Completion
 
-    name = "ab-gold"
+    plan = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
 
-    def __init__(self, obligations: Sequence[Obligation]) -> None:
-        self.text = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
-
-    def complete(self, messages: list[dict[str, str]], *, temperature: float,
-                 max_completion_tokens: int, response_format: dict[str, Any] | None) -> Any:
-        from plan07.llm import Completion
-
-        del temperature, max_completion_tokens, response_format
+    def reply(messages: list[dict[str, str]]) -> Completion:
         user = next((m["content"] for m in messages if m.get("role") == "user"), "")
-        text = self.text
+        text = plan
         lines = user.splitlines()
         if "## scope" in lines:
             scope = json.loads(lines[lines.index("## scope") + 1])
@@ -64,6 +59,8 @@ class GoldDecomposer:
         prompt = sum(count_tokens(m.get("content", "")) for m in messages)
         return Completion(text=text, usage=Usage(prompt_tokens=prompt,
                                                  completion_tokens=count_tokens(text)))
+
+    return ScriptedClient(reply, name="ab-gold")
 
 
 def gold_step(task: Task, view: DriverView) -> GoldStep | None:
@@ -103,7 +100,7 @@ class _Drive:
 
         self.plans += 1
         p = Planner.create(self.s.task.request, repo=self.s.repo, evidence=evidence,
-                           llm=GoldDecomposer(obligations),
+                           llm=gold_decomposer(obligations),
                            state_dir=self.state_dir / f"plan{self.plans}", engine=self.engine)
         self._seen = 0
         self._account(p, retry=retry)
