@@ -138,7 +138,8 @@ class _Recorder:
 @pytest.mark.parametrize(("broken", "fed"), [(set(), 0), ({"tests/w0/test_a.py::test_x"}, 1)])
 def test_revision_trigger_feeds_broken_tests_as_impact_feedback(
         tmp_path: Path, checker: Checker, broken: set[str], fed: int) -> None:
-    from plan07.ab.planned import _Drive, _test_entity
+    from plan07.ab.planned import _Drive
+    from plan07.vocab import dotted_test as _test_entity
     from plan07.ab.run import Session
     from plan07.model import DriverView, PermittedActions
 
