@@ -139,9 +139,9 @@ class _Recorder:
 def test_revision_trigger_feeds_broken_tests_as_impact_feedback(
         tmp_path: Path, checker: Checker, broken: set[str], fed: int) -> None:
     from plan07.ab.planned import _Drive
-    from plan07.vocab import dotted_test as _test_entity
     from plan07.ab.run import Session
     from plan07.model import DriverView, PermittedActions
+    from plan07.vocab import dotted_test as _test_entity
 
     task = widen_task()
     s = Session("plan07", task, write_repo(task, tmp_path / "r"), ScriptedExecutor(0), checker, 2)
