@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from plan07.api import Planner, enabled, route
     from plan07.errors import (
         InputError,
+        LLMUnavailable,
         ModelOutputError,
         Plan07Error,
         PlanStateError,
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InputError",
+    "LLMUnavailable",
     "ModelOutputError",
     "Plan07Error",
     "PlanStateError",
@@ -37,6 +39,7 @@ _WHERE = {
     "route": "plan07.api",
     "enabled": "plan07.api",
     "InputError": "plan07.errors",
+    "LLMUnavailable": "plan07.errors",
     "ModelOutputError": "plan07.errors",
     "Plan07Error": "plan07.errors",
     "PlanStateError": "plan07.errors",

@@ -256,7 +256,7 @@ class Planner:
         if settled.stale:
             raise PlanStateError(
                 f"obligation {node_id!r} was settled by another process while its check ran; "
-                "this verdict is discarded: run `plan07 next`"
+                "this verdict is discarded: run `plan07 next`", reason="stale", node=node_id,
             )
         if settled.replan is not None:
             self._replan(settled.replan, verdict, tx.art)
@@ -294,7 +294,7 @@ class Planner:
             scope = replan.reply_scope(call.fragment, order, dec)
             try:
                 if isinstance(scope, replan.Replan):
-                    raise PlanStateError(scope.reason)
+                    raise PlanStateError(scope.reason, reason="replan_refused", node=node_id)
                 walked = derive_order(scope, evidence, engine=art.engine)
                 result = replan.splice(call.fragment, order, dec, scope, walked)
                 transitions.apply_replan(art, call, result, evidence, time=A.now())

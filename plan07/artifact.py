@@ -30,7 +30,8 @@ from plan07.model import (
     Usage,
     Violation,
 )
-from plan07.schedule import schedule, sort_ids, topological_order
+from plan07.schedule import schedule, topological_order
+from plan07.vocab import sort_ids
 
 
 def now() -> str:
@@ -180,7 +181,8 @@ def node(art: PlanArtifact, node_id: str) -> PlanNode:
         if n.id == node_id:
             return n
     raise PlanStateError(f"no obligation {node_id!r} in the plan; it has "
-                         f"{', '.join(sort_ids(n.id for n in art.nodes))}")
+                         f"{', '.join(sort_ids(n.id for n in art.nodes))}", reason="no_node",
+                         node=node_id)
 
 
 def bounds(art: PlanArtifact, node_id: str) -> NodeBounds:

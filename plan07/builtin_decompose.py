@@ -21,7 +21,6 @@ from typing import Any
 
 from plan07 import caps
 from plan07.llm.evidence_index import (
-    BREAKING_CAUSES,
     REBIND_CAUSES,
     EvidenceIndex,
     best_tests,
@@ -33,8 +32,8 @@ from plan07.llm.evidence_index import (
     words,
 )
 from plan07.model import Evidence, Localization, Obligation
+from plan07.vocab import NODE_ID_IN_TEXT
 
-TEST_ID = re.compile(r"[\w./-]+\.py::[\w\[\]:.-]*[\w\]]")
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
 
 
@@ -106,7 +105,8 @@ def _targets(d: _Derivation) -> None:
             d.primary.append(Localization(entity=e, score=0.0))
             d.named.add(e)
     if not d.ranked:  # no localization: also the sources of the changes the impact DAG projects
-        srcs = sorted({i.src for i in d.evidence.impact.edges if i.cause in BREAKING_CAUSES})
+        srcs = sorted({i.src for i in d.evidence.impact.edges
+                       if i.cause in d.ix.breaking_causes})
         d.primary += [Localization(entity=s, score=0.0) for s in srcs if s not in d.named]
 
 
@@ -125,7 +125,7 @@ def _modifies(d: _Derivation) -> None:
     deps: dict[str, list[str]] = defaultdict(list)
     while queue:
         src = queue.pop(0)
-        causes = REBIND_CAUSES if src in first else BREAKING_CAUSES
+        causes = REBIND_CAUSES if src in first else ix.breaking_causes
         for i in ix.out.get(src, []):
             if i.cause not in causes or not ix.consumer(i.dst) or i.dst == src:
                 continue
@@ -142,11 +142,12 @@ def _modifies(d: _Derivation) -> None:
             if a != b and a not in deps[b] and b not in deps[a] and ix.uses(b, a):
                 deps[b].append(a)
                 d.mods[b].why.append(f"03 recon: {b} uses {a}, so {a} changes first")
-    d.widened = [e for e in d.order if any(i.cause in BREAKING_CAUSES for i in ix.out.get(e, []))]
+    d.widened = [e for e in d.order if any(i.cause in ix.breaking_causes
+                                          for i in ix.out.get(e, []))]
     for e in d.order:
         m = d.mods[e]
         if e in d.widened:
-            breaking = [i for i in ix.out[e] if i.cause in BREAKING_CAUSES]
+            breaking = [i for i in ix.out[e] if i.cause in ix.breaking_causes]
             m.why.append(f"06 sig_change on {e}: widen it (add the new parameter with a default, "
                          "keep the old form) so its consumers keep working")
             m.validation = ix.check([*(i.dst for i in breaking), e])
@@ -165,7 +166,7 @@ def _criteria(d: _Derivation) -> None:
     derived: list[tuple[int, str]] = []
     cites: dict[str, list[str]] = defaultdict(list)
     for n, c in enumerate(d.criteria, 1):
-        tests = [t.rstrip(".:") for t in TEST_ID.findall(c)]
+        tests = NODE_ID_IN_TEXT.findall(c)
         resolved = {d.ix.resolve(x) for x in mentioned(c)}
         hit = [e for e in d.order if named(c, e) or e in resolved]
         for e in hit:

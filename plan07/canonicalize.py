@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from plan07 import caps
 from plan07.errors import InputError
 from plan07.model import Requirement
+from plan07.vocab import NODE_ID_IN_TEXT
 
 # ---------------------------------------------------------------------------------------------
 # §3.1 step 1: text normalization
@@ -369,9 +370,7 @@ def shorten(text: str, cap: int, *, what: str, cap_name: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # §3.1 step 2: acceptance-criterion extraction
 
-_NODE_ID = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*\.py::[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\[[^\]\s]{0,120}\])?)"
-)
+_NODE_ID = NODE_ID_IN_TEXT
 _COMMAND = re.compile(
     r"^(?:pytest|py\.test|python3?|tox|nox|make|npm|yarn|pnpm|pip|mypy|ruff|flake8|black|isort|"
     r"pylint|pyright|cargo|go|uv|poetry|hatch|pre-commit|coverage|sphinx-build|django-admin|"

@@ -86,7 +86,7 @@ BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary targ
 BUILTIN_MAX_ALTERNATIVES = 3
 BUILTIN_MAX_PRIMARY = 4  # targets followed at most (more only when the request names them)
 
-# Evidence (issue 4, ours): built-in recon / impact / soft-rank bounds
+# Evidence (ours): built-in recon / impact / soft-rank bounds
 EVIDENCE_MAX_DEPTH = 6  # impact walks at most this many steps from a seed
 LOCALIZATION_TOP_K = 10  # lex localization keeps this many entities when no seed is given
 SOFT_RANK_MAX_ENTITIES = 256  # soft_rank entries in a built bundle (anchors, impacted, best lex)

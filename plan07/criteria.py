@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from plan07.model import PlanArtifact
-from plan07.validate import classify
+from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
 
 # §3.1 step 2 / §3.5: when may a plan terminate? Every scheduled node validated by a runnable
 # check, and every acceptance criterion settled:
@@ -22,9 +22,6 @@ from plan07.validate import classify
 #              user must confirm them, a plan may not terminate on an unconfirmed one;
 #   named    - a behaviour the request named in prose: no check names it, the spec counts it a
 #              legal terminal once every scheduled node's validation passed.
-_CRITERION_TEST = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*\.py::[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\[[^\]\s]*\])?)"
-)
 _COMMAND_CRITERION = re.compile(r"^`(?P<cmd>[^`]+)` succeeds$")
 _PYTEST_QUIET_OPTS = {"-q", "-qq", "-x", "-v", "-vv", "--quiet", "--verbose", "-rA"}
 CriterionKind = Literal["check", "command", "derived", "named"]
@@ -80,19 +77,6 @@ def _pytest_command(cmd: str) -> list[str] | None:
     return [a.rstrip("/") or "." for a in args if not a.startswith("-")] or ["."]
 
 
-def _runs(validation: str, check: str) -> bool:
-    """True iff the validation string `validation` runs every test `check` names."""
-    v = validation.strip()
-    kind = classify(v)
-    if kind == "pytest_node":
-        return check == v or check.startswith((v + "::", v + "["))
-    if kind == "pytest_path":
-        root = v.removeprefix("pytest:").rstrip("/") or "."
-        path = check.split("::", 1)[0]
-        return root in (".", "./") or path == root or path.startswith(root + "/")
-    return False
-
-
 def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
     """Every acceptance criterion of the plan with how (and whether) it is settled. Pure."""
     done: list[tuple[str, str]] = []  # (node id, validation) of complete nodes, members too
@@ -107,7 +91,7 @@ def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
         m = _COMMAND_CRITERION.match(text.strip())
         checks = _pytest_command(m["cmd"]) if m else None
         if checks is None:
-            checks = _CRITERION_TEST.findall(text)
+            checks = NODE_ID_IN_TEXT.findall(text)
         kind: CriterionKind
         if checks:
             kind = "check"
@@ -115,8 +99,8 @@ def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
             kind = "command"
         else:
             kind = "derived" if artifact.requirement.needs_confirmation else "named"
-        covered = tuple(sorted({nid for c in checks for nid, v in done if _runs(v, c)}))
-        if checks and not all(any(_runs(v, c) for _, v in done) for c in checks):
+        covered = tuple(sorted({nid for c in checks for nid, v in done if runs(v, c)}))
+        if checks and not all(any(runs(v, c) for _, v in done) for c in checks):
             covered = ()
         out.append(Criterion(i, text, kind, tuple(checks), covered, i in confirmed))
     return out

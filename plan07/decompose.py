@@ -34,6 +34,7 @@ from plan07.model import (
     Requirement,
     Usage,
 )
+from plan07.vocab import duplicates
 
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.S)
 
@@ -118,8 +119,7 @@ def parse(text: str, *, scope_ids: tuple[set[str], str] | None = None) -> Decomp
             more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
             return _fallback(f"schema: obligations[{i}]{'.' + where if where else ''}: "
                              f"{errs[0]['msg']}{more}", text)
-    ids = [o.id for o in obligations]
-    dup = sorted({x for x in ids if ids.count(x) > 1})
+    dup = duplicates(o.id for o in obligations)
     if dup:
         return _fallback(f"schema: duplicate obligation id(s): {', '.join(dup)}", text)
     if scope_ids is not None:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from plan07 import caps
 from plan07.errors import PlanStateError
 from plan07.model import DriverView, PermittedActions, PlanDAG, PlanNode
-from plan07.schedule import natural_key
+from plan07.vocab import natural_key
 
 
 def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:
@@ -33,7 +33,8 @@ def view(node: PlanNode, *, digest: str | None = None) -> DriverView:
     previous attempt's failure in one line."""
     if node.status != "ready":
         raise PlanStateError(
-            f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out"
+            f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out",
+            reason="not_ready", node=node.id,
         )
     return DriverView(
         node_id=node.id,
@@ -60,7 +61,7 @@ def admit_edit(node_id: str, edited: Sequence[str], path: str) -> list[str]:
         raise PlanStateError(
             f"obligation {node_id!r} may edit at most {caps.MAX_EDIT_FILES} files "
             f"(cap MAX_EDIT_FILES); {path!r} would be file {len(edited) + 1} — complete the "
-            "obligation or split it"
+            "obligation or split it", reason="edit_cap", node=node_id,
         )
     return [*edited, path]
 
@@ -72,7 +73,7 @@ def admit_test_call(node_id: str, calls: int) -> int:
             f"obligation {node_id!r} may run at most {caps.MAX_TEST_CALLS} test calls "
             "(cap MAX_TEST_CALLS, the validation gate's included) and has used them all; it "
             "cannot be validated within its bounds — replace it (`plan07 feedback`) or "
-            "`plan07 rollback`"
+            "`plan07 rollback`", reason="test_call_cap", node=node_id,
         )
     return calls + 1
 
@@ -84,7 +85,8 @@ def admit_gate_calls(node_id: str, calls: int, checks: int) -> int:
         raise PlanStateError(
             f"obligation {node_id!r} has used {calls} of its {caps.MAX_TEST_CALLS} test calls "
             f"(cap MAX_TEST_CALLS) and its validation would need {checks} more; it cannot be "
-            "validated within its bounds — replace it (`plan07 feedback`) or `plan07 rollback`"
+            "validated within its bounds — replace it (`plan07 feedback`) or `plan07 rollback`",
+            reason="test_call_cap", node=node_id,
         )
     return calls + checks
 
@@ -94,5 +96,6 @@ def require_active(active: str | None, node_id: str) -> None:
     if active != node_id:
         now = f"the active obligation is {active!r}" if active else "none is active"
         raise PlanStateError(
-            f"obligation {node_id!r} was not handed out ({now}); run `plan07 next` first"
+            f"obligation {node_id!r} was not handed out ({now}); run `plan07 next` first",
+            reason="not_active", node=node_id,
         )

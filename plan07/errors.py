@@ -4,7 +4,8 @@
      ├── InputError          bad request, evidence, flags, file: names field, problem, cap
      ├── RuleError           a problem in a .dl rule file, with file:line:col
      ├── ModelOutputError    the model's reply could not be used; keeps .raw
-     └── PlanStateError      an operation the plan's current state does not allow
+     ├── PlanStateError      an operation the plan's current state does not allow
+     └── LLMUnavailable      no completion was received from the model endpoint
 
 A failed validation is a Verdict value (plan07.validate), not an exception.
 """
@@ -70,4 +71,23 @@ class ModelOutputError(Plan07Error):
 
 
 class PlanStateError(Plan07Error):
-    """The plan's state does not allow this, e.g. completing a node that was not handed out."""
+    """The plan's state does not allow this, e.g. completing a node that was not handed out.
+
+    `reason` says which rule refused, for a harness to branch on (the message is for people):
+    `not_ready` (handed out or completed before its dependencies), `not_active` (not the
+    handed-out node), `complete`, `stuck` (failed, its replans spent), `edit_cap`,
+    `test_call_cap`, `no_node`, `no_repo`, `stale` (another process settled the node while its
+    check ran), `replan_refused` (an unusable scoped reply), else `plan_state` (checkpoint
+    snapshots, rollback, resume); `node` is the obligation it is about, when there is one.
+    """
+
+    def __init__(self, message: str, *, reason: str = "plan_state",
+                 node: str | None = None) -> None:
+        self.reason = reason
+        self.node = node
+        super().__init__(message)
+
+
+class LLMUnavailable(Plan07Error):
+    """No completion was received: the endpoint was unreachable after the retries, or refused the
+    request (HTTP 4xx). Not the §4 fallback, which is for a completion that could not be used."""

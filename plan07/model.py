@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from plan07 import caps
+from plan07.vocab import CheckKind, duplicates
 
 
 class Strict(BaseModel):
@@ -98,8 +99,7 @@ class Decomposition(Strict):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Decomposition:
-        ids = [o.id for o in self.obligations]
-        dup = sorted({i for i in ids if ids.count(i) > 1})
+        dup = duplicates(o.id for o in self.obligations)
         if dup:
             raise ValueError(f"duplicate obligation id(s): {', '.join(dup)}")
         return self
@@ -114,10 +114,8 @@ NodeKind = Literal[
 EdgeKind = Literal[
     "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines"
 ]
-# Impact causes are an open set; these are the ones the rules know (design.md).
-KNOWN_CAUSES = (
-    "sig_change", "consumer_rebind", "schema_change", "migration", "default_change", "test_anchor",
-)
+# Impact causes are an open set (any string); which ones order the plan is the rule file's to
+# say (rules/ordering.dl: breaking_cause, consumer_cause, and the "migration" rules).
 
 
 class ReconNode(Strict):
@@ -362,7 +360,6 @@ class PlanArtifact(BaseModel):
 # ---------------------------------------------------------------------------------------------
 # §3.5 the local validation gate's outcome: a value, not an exception
 
-CheckKind = Literal["pytest_node", "pytest_path", "compile", "import", "unverifiable"]
 
 
 class Verdict(Strict):

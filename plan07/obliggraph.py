@@ -25,6 +25,7 @@ from plan07.model import (
     Proof,
     Violation,
 )
+from plan07.vocab import classify, first_repeat, normalize_test
 
 NEIGHBOURHOOD_HOPS = 2
 
@@ -37,7 +38,6 @@ KEYWORDS: dict[str, re.Pattern[str]] = {
     "new_default": re.compile(r"custom|new[\s_-]*default|non[\s_-]*default|override|configured",
                               re.I),
 }
-_TEST_MODULE = re.compile(r"^(test_\w+|\w+_test)$")
 
 
 @dataclass
@@ -52,40 +52,15 @@ class FactSet:
         self.sources.setdefault((relation, args), []).append(source)  # explain de-duplicates
 
 
-def normalize_test(ident: str, file: str | None = None) -> str | None:
-    """A test id as `path/test_x.py::name[::name]`, or None when `ident` names no test."""
-    s = ident.strip()
-    if "::" in s:
-        path, _, rest = s.partition("::")
-        path = path.replace("\\", "/").removeprefix("./")
-        return f"{path}::{rest}" if path.endswith(".py") else None
-    parts = s.split(".")
-    if file and file.endswith(".py"):
-        # The recon node's file is the path pytest needs; its dotted id may have dropped a
-        # source root (`src/pkg/tests/test_x.py` is module `pkg.tests.test_x`), so the module
-        # is matched against the file's path with 0, 1, ... leading directories left out.
-        path = file.replace("\\", "/").removeprefix("./")
-        mod_parts = path[:-3].split("/")
-        for k in range(len(mod_parts)):
-            mod = ".".join(mod_parts[k:])
-            if s.startswith(mod + ".") and len(s) > len(mod) + 1:
-                return f"{path}::{'::'.join(s[len(mod) + 1:].split('.'))}"
-    for i in range(len(parts) - 2, -1, -1):
-        if _TEST_MODULE.match(parts[i]) and parts[i + 1].lower().startswith("test"):
-            return f"{'/'.join(parts[: i + 1])}.py::{'::'.join(parts[i + 1:])}"
-    return None
-
-
 def check_caps(obligations: Sequence[Obligation]) -> None:
     """§3.2 caps: refuse (never truncate) with the cap named."""
     if len(obligations) > caps.MAX_OBLIGATIONS:
         raise InputError(f"{len(obligations)} obligations; re-scope the request",
                          field="obligations", cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
-    seen: set[str] = set()
+    again = first_repeat([o.id for o in obligations])
     for i, o in enumerate(obligations):
-        if o.id in seen:
+        if i == again:
             raise InputError(f"duplicate obligation id {o.id!r}", field=f"obligations[{i}].id")
-        seen.add(o.id)
         if len(o.dependencies) > caps.MAX_DEPENDENCIES:
             raise InputError(f"{len(o.dependencies)} dependencies",
                              field=f"obligations[{i}].dependencies",
@@ -107,8 +82,6 @@ def _near(evidence: Evidence, seeds: list[str]) -> set[str]:
 def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> FactSet:
     """The input facts of docs/rules.md, each remembering its source (indices are positions in
     the evidence bundle as given)."""
-    from plan07.validate import classify
-
     fs = FactSet()
     keep = _near(evidence, sorted({o.target_entity for o in obligations}))
     test_nodes: dict[str, str] = {}  # normalized test id -> source
@@ -289,13 +262,7 @@ def load_obligations(path: str | Path) -> list[Obligation]:
 
 
 def load_evidence_file(path: str | Path) -> Evidence:
-    """E.json (or a recon.db when plan07.evidence.load_evidence is available)."""
-    try:
-        from plan07.evidence import load_evidence
-    except ImportError:  # the evidence loader (issue 4) is not there yet: JSON bundles only
-        from plan07 import schema
+    """An evidence bundle: E.json or a recon.db (plan07.evidence.load_evidence)."""
+    from plan07.evidence import load_evidence
 
-        ev: Evidence = schema.load("evidence", path)
-        return ev
-    result: Evidence = load_evidence(Path(path))
-    return result
+    return load_evidence(Path(path))

@@ -14,11 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from plan07 import caps
 from plan07.errors import InputError
 from plan07.model import DerivedEdge, Evidence, Feedback, Impact, Obligation, Revision
-
-
-def _covers(target: str, entity: str) -> bool:
-    """An obligation on `pkg.A` covers `pkg.A` and everything inside it (`pkg.A.load`)."""
-    return entity == target or entity.startswith(target + ".")
+from plan07.vocab import covers, sort_ids
 
 
 def _next_ids(existing: Iterable[str]) -> Iterator[str]:
@@ -48,13 +44,8 @@ def _check_ids(obligations: Sequence[Obligation], fb: Feedback) -> None:
     for i, oid in enumerate(fb.falsified_obligations):
         if oid not in ids:
             raise InputError(f"feedback falsifies unknown obligation {oid!r}; the plan has "
-                             f"{', '.join(sorted(ids, key=_id_key)) or 'none'}",
+                             f"{', '.join(sort_ids(ids)) or 'none'}",
                              field=f"falsified_obligations[{i}]")
-
-
-def _id_key(oid: str) -> tuple[str, int]:
-    m = re.fullmatch(r"(\D*)(\d+)", oid)
-    return (m[1], int(m[2])) if m else (oid, -1)
 
 
 def _check_edges(obligations: Sequence[Obligation], evidence: Evidence, fb: Feedback) -> None:
@@ -67,7 +58,7 @@ def _check_edges(obligations: Sequence[Obligation], evidence: Evidence, fb: Feed
         return
     known = nodes | {o.target_entity for o in obligations}
     for i, edge in enumerate(fb.impact_edges):
-        if any(_covers(e, end) for e in fb.falsified_entities for end in (edge.src, edge.dst)):
+        if any(covers(e, end) for e in fb.falsified_entities for end in (edge.src, edge.dst)):
             continue
         for end in ("src", "dst"):
             entity = getattr(edge, end)
@@ -87,7 +78,7 @@ def check_feedback(obligations: Sequence[Obligation], evidence: Evidence, fb: Fe
     _check_edges(obligations, evidence, fb)
     nodes = {n.id for n in evidence.recon.nodes}
     for i, e in enumerate(fb.falsified_entities):
-        if e not in nodes and not any(_covers(e, o.target_entity) for o in obligations):
+        if e not in nodes and not any(covers(e, o.target_entity) for o in obligations):
             raise InputError(f"feedback falsifies unknown entity {e!r}: no recon node of the "
                              "plan's evidence and no obligation's target is it or inside it",
                              field=f"falsified_entities[{i}]")
@@ -126,7 +117,7 @@ def revise(
 
     # 1. removals, bridging dependents over the removed node (its deps become theirs)
     falsified = set(feedback.falsified_obligations) | {
-        o.id for o in obs for e in feedback.falsified_entities if _covers(e, o.target_entity)
+        o.id for o in obs for e in feedback.falsified_entities if covers(e, o.target_entity)
     }
     by_id = {o.id: o for o in obs}
     for rid in sorted(falsified):
@@ -144,15 +135,15 @@ def revise(
     # 2. additions and unforeseen dependencies, one per new impact edge (§3.6: caused_by = evidence)
     fresh = _next_ids(by_id)
     for edge in feedback.impact_edges:
-        if any(_covers(e, edge.dst) or _covers(e, edge.src) for e in feedback.falsified_entities):
+        if any(covers(e, edge.dst) or covers(e, edge.src) for e in feedback.falsified_entities):
             continue
         live = {o.id: o for o in obs}
         # the changer: the obligation whose edit was observed, else those changing src itself
         changers = [cause] if cause in live else sorted(
-            o.id for o in obs if _covers(edge.src, o.target_entity))
+            o.id for o in obs if covers(edge.src, o.target_entity))
         # a consumer is covered by a change obligation (modify) on it or on what contains it
         coverers = [o for o in obs if o.obligation == "modify" and o.id not in changers
-                    and _covers(o.target_entity, edge.dst)]
+                    and covers(o.target_entity, edge.dst)]
         why = f"impact feedback ({cause}): {edge.src} -> {edge.dst} {edge.relation}/{edge.cause}"
         if not coverers:
             if len(obs) >= caps.MAX_OBLIGATIONS:
@@ -187,7 +178,7 @@ def merge_evidence(evidence: Evidence, feedback: Feedback) -> Evidence:
     dead = feedback.falsified_entities
 
     def alive(*entities: str) -> bool:
-        return not any(_covers(d, e) for d in dead for e in entities)
+        return not any(covers(d, e) for d in dead for e in entities)
 
     edges = [e for e in evidence.impact.edges if alive(e.src, e.dst)]
     seen = {(e.src, e.dst, e.relation, e.cause) for e in edges}

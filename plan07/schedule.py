@@ -34,31 +34,18 @@ last step always ends on a checkpoint and adjacent steps merge evenly.
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Collection, Iterable, Sequence
 
 from plan07 import caps
 from plan07.errors import InputError
 from plan07.graphs import sccs
 from plan07.model import Checkpoint, Evidence, Obligation, OrderResult, PlanDAG, PlanNode
+from plan07.vocab import natural_key, related, sort_ids
 
 # Violation kinds that mark a change the ladder cannot widen: no checkpoint between its nodes.
 ATOMIC_KINDS = frozenset({"cannot_widen", "not_widenable", "unwidenable"})
 WEIGHTS = {"lex": 0.4, "cochange": 0.3, "confidence": 0.3}
 COMPOSITE_SUFFIX = "_cycle"
-
-
-def natural_key(node_id: str) -> tuple[tuple[int, int, str], ...]:
-    """O2 < O10: digit runs compare as numbers, the rest as text."""
-    return tuple(
-        (0, int(part), "") if part.isdigit() else (1, 0, part)
-        for part in re.split(r"(\d+)", node_id)
-        if part
-    )
-
-
-def sort_ids(ids: Iterable[str]) -> list[str]:
-    return sorted(set(ids), key=natural_key)
 
 
 def schedule(
@@ -195,10 +182,6 @@ def _follow_top_ranked(
         decided.update(group)
 
 
-def _related(a: str, b: str) -> bool:
-    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
-
-
 def branch_score(target: str, evidence: Evidence) -> float:
     """The documented formula (module docstring): soft-rank lex/co-change + impact confidence."""
     rank = None
@@ -213,7 +196,7 @@ def branch_score(target: str, evidence: Evidence) -> float:
         (
             e.confidence
             for e in evidence.impact.edges
-            if _related(e.src, target) or _related(e.dst, target)
+            if related(e.src, target) or related(e.dst, target)
         ),
         default=0.0,
     )

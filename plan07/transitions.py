@@ -27,7 +27,7 @@ from plan07.model import (
     Verdict,
 )
 from plan07.replan import Fragment, Replan, fragment
-from plan07.schedule import sort_ids
+from plan07.vocab import sort_ids
 
 
 def hand_out(art: PlanArtifact, *, time: str) -> PlanNode | None:
@@ -85,18 +85,22 @@ def gate_run(art: PlanArtifact, node_id: str) -> GateRun:
 
     node = A.node(art, node_id)
     if node.state == "complete":
-        raise PlanStateError(f"obligation {node_id!r} is already complete; run `plan07 next`")
+        raise PlanStateError(f"obligation {node_id!r} is already complete; run `plan07 next`",
+                             reason="complete", node=node_id)
     if node_id in A.stuck_nodes(art):
-        raise PlanStateError(A.stuck_text(node_id, art.bounds[node_id]))
+        raise PlanStateError(A.stuck_text(node_id, art.bounds[node_id]), reason="stuck",
+                             node=node_id)
     if node.status != "ready":
         done = {n.id for n in art.nodes if n.state == "complete"}
         waiting = [d for d in node.dependencies if d not in done]
         why = f"waits on {', '.join(waiting)}" if waiting else "is an alternative branch"
         raise PlanStateError(f"obligation {node_id!r} is {node.status}: it {why}; "
-                             "complete those first (`plan07 next` shows the ready one)")
+                             "complete those first (`plan07 next` shows the ready one)",
+                             reason="not_ready", node=node_id)
     driver.require_active(art.active, node_id)  # §3.4: only the handed-out node
     if not art.repo:
-        raise PlanStateError("the plan records no repository; re-run `plan07 plan --repo DIR`")
+        raise PlanStateError("the plan records no repository; re-run `plan07 plan --repo DIR`",
+                             reason="no_repo", node=node_id)
     members, repo = list(art.collapsed.get(node_id, [])), Path(art.repo)
     return GateRun(node, members, repo, runnable_checks(node, members, repo))
 

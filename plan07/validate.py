@@ -2,17 +2,17 @@
 subprocess, never a shell). When a plan may terminate is plan07.criteria; what a failure re-plans
 is plan07.replan.
 
-The validation string comes from a model, so it is data, never a command line (design.md):
-a pytest node id (`path::name`, path inside the repo), `compile` (the repo's Python files),
-`import:<module>` or `pytest:<path>`. Anything else is `unverifiable`; a path that escapes the
-repo is refused. Every run also runs the repo-wide build check that proves temporal consistency.
+The validation string comes from a model, so it is data, never a command line: its grammar
+(plan07.vocab) is a pytest node id (`path::name`, path inside the repo), `compile` (the repo's
+Python files), `import:<module>` or `pytest:<path>`. Anything else is `unverifiable`; a path that
+escapes the repo is refused. Every run also runs the repo-wide build check that proves temporal
+consistency.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -22,15 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from plan07.errors import InputError
-from plan07.model import CheckKind, Obligation, PlanNode, Verdict
-
-# Grammar of the runnable checks. Anything outside these character sets (spaces, `;`, `$`,
-# backticks, quotes, pipes, redirections, globs...) is not a check: `unverifiable`.
-_PATH = r"[\w.+/-]+"
-_NAME = r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\[[\w.,+=-]*\])?"
-_NODE_ID = re.compile(rf"^(?P<path>{_PATH}\.py)::(?P<name>{_NAME})$")
-_PYTEST_PATH = re.compile(rf"^pytest:(?P<path>{_PATH})$")
-_IMPORT = re.compile(r"^import:(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$")
+from plan07.model import Obligation, PlanNode, Verdict
+from plan07.vocab import NODE_ID, CheckKind, classify
 
 # Directories never compiled by the repo-wide build check (virtualenvs, VCS, build output).
 _COMPILE_EXCLUDE = (
@@ -38,20 +31,6 @@ _COMPILE_EXCLUDE = (
 )
 OUTPUT_TAIL_CHARS = 1500
 PYTEST_ARGS = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
-
-
-def classify(validation: str) -> CheckKind:
-    """The kind of check a validation string names, from its syntax alone. Pure."""
-    v = validation.strip()
-    if v == "compile":
-        return "compile"
-    if _IMPORT.fullmatch(v):
-        return "import"
-    if _PYTEST_PATH.fullmatch(v):
-        return "pytest_path"
-    if _NODE_ID.fullmatch(v):
-        return "pytest_node"
-    return "unverifiable"
 
 
 def _inside(repo: Path, rel: str, validation: str) -> str:
@@ -92,7 +71,7 @@ def parse_check(validation: str, repo: Path) -> tuple[CheckKind, list[str]]:
     if kind == "pytest_path":
         return kind, [py, *PYTEST_ARGS, _inside(repo, v.removeprefix("pytest:"), v)]
     if kind == "pytest_node":
-        m = _NODE_ID.fullmatch(v)
+        m = NODE_ID.fullmatch(v)
         assert m is not None
         return kind, [py, *PYTEST_ARGS, f"{_inside(repo, m['path'], v)}::{m['name']}"]
     return "unverifiable", []

@@ -11,6 +11,19 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the golden files the tests compare against, then review the "
+                          "diff (the only switch for it; `plan07 rules test --accept` is the "
+                          "CLI's own for rule fixtures)")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    """True under `pytest --update-goldens`: a golden test writes what it got first."""
+    return bool(request.config.getoption("--update-goldens"))
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return ROOT

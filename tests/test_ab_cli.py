@@ -19,7 +19,8 @@ pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 def test_small_ab_run_writes_report_results_and_chart(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "ab"
-    rc = main(["ab", "--tasks", "2", "--size", "3", "--toy-size", "--runs", "1", "--seed", "1", "--workers",
+    rc = main(["ab", "--tasks", "2", "--size", "3", "--toy-size", "--runs", "1", "--seed", "1",
+               "--workers",
                "1", "--engine", "clingo", "--out", str(out), "--json"])
     assert rc == 0
     printed = json.loads(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""The A/B mechanics (issue 8 "done means"): faults off -> every strategy resolves with zero
+"""The A/B mechanics: faults off -> every strategy resolves with zero
 retry tokens; a fault forced at a known obligation -> each strategy re-spends exactly what its
 recovery rule says; skipping ordering shows broken intermediate states on a widening task."""
 
@@ -138,9 +138,10 @@ class _Recorder:
 @pytest.mark.parametrize(("broken", "fed"), [(set(), 0), ({"tests/w0/test_a.py::test_x"}, 1)])
 def test_revision_trigger_feeds_broken_tests_as_impact_feedback(
         tmp_path: Path, checker: Checker, broken: set[str], fed: int) -> None:
-    from plan07.ab.planned import _Drive, _test_entity
+    from plan07.ab.planned import _Drive
     from plan07.ab.run import Session
     from plan07.model import DriverView, PermittedActions
+    from plan07.vocab import dotted_test as _test_entity
 
     task = widen_task()
     s = Session("plan07", task, write_repo(task, tmp_path / "r"), ScriptedExecutor(0), checker, 2)

@@ -21,8 +21,8 @@ from plan07 import (
     route,
     state,
 )
-from plan07.llm.base import Completion
-from plan07.model import Evidence, Usage
+from plan07.llm.scripted import ScriptedClient
+from plan07.model import Evidence
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
@@ -152,7 +152,7 @@ def test_edits_and_test_calls_are_bounded_and_audited(tmp_path: Path) -> None:
 
 
 def test_the_gate_check_counts_against_max_test_calls(tmp_path: Path) -> None:
-    # §3.4 bounds: 10 test calls per obligation, the validation gate's included (issue 7).
+    # §3.4 bounds: 10 test calls per obligation, the validation gate's included.
     planner = make_plan(tmp_path, broken_test=True)
     drive(planner, "O1", "O2", "O3")
     assert planner.artifact.bounds == {}  # a passed node leaves the bounds
@@ -439,18 +439,9 @@ def test_complete_refuses_a_timeout_that_is_not_positive(tmp_path: Path, timeout
 
 # --- one failure cannot loop: replan counters kept, replans capped (review fix) --------------
 
-class Scripted:
+def Scripted(first: list[dict[str, object]], scoped: str) -> ScriptedClient:  # noqa: N802
     """The first call returns the plan's obligations; every later (scoped) call `scoped`."""
-
-    name = "scripted"
-
-    def __init__(self, first: list[dict[str, object]], scoped: str) -> None:
-        self.first, self.scoped, self.calls = json.dumps({"obligations": first}), scoped, 0
-
-    def complete(self, messages: object, **_: object) -> Completion:
-        self.calls += 1
-        return Completion(text=self.first if self.calls == 1 else self.scoped,
-                          usage=Usage(prompt_tokens=1), finish_reason="stop")
+    return ScriptedClient(json.dumps({"obligations": first}), scoped)
 
 
 SAME_FRAGMENT = json.dumps({"obligations": [OBLIGATIONS[3]]})  # O4 again, same id
@@ -475,7 +466,7 @@ def test_a_failing_node_is_retried_within_its_bound_and_replanned_only_on_a_repe
         assert view.node_id == "O4"
         assert (view.failure_digest is None) == (not calls)  # a retry carries the digest
         assert not planner.complete("O4").passed
-        calls.append(client.calls - 1)
+        calls.append(len(client.calls) - 1)
         events_seen.append(planner.artifact.audit[-1].event)
         bounds = planner.artifact.bounds["O4"]  # kept although the replan reused the id
         assert (bounds.test_calls, bounds.retries) == (len(calls), len(calls))
@@ -488,7 +479,7 @@ def test_a_failing_node_is_retried_within_its_bound_and_replanned_only_on_a_repe
     with pytest.raises(PlanStateError, match=rf"'O4' failed {max_retries + 1} times .*"
                        r"retry bound is spent.*`plan07 feedback`.*`plan07 rollback`"):
         planner.complete("O4")
-    assert client.calls == 2  # no model call past the bound
+    assert len(client.calls) == 2  # no model call past the bound
     assert planner.events == events
     assert any("retries are spent" in b for b in planner.termination_blockers())
 

@@ -139,20 +139,20 @@ def normalized(plan: dict[str, object], repo: Path) -> dict[str, object]:
 
 
 def test_golden_plan_of_the_bundled_example(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], update_goldens: bool
 ) -> None:
     """The builtin pipeline on examples/session_timeout. Rewrite deliberately with
-    PLAN07_REGEN_GOLDEN=1 after a change to the decomposer, the rules or the scheduler."""
+    `pytest --update-goldens` after a change to the decomposer, the rules or the scheduler."""
     repo = tmp_path / "session_timeout"
     shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", "edits.json"))
     rc, _, err = run(capsys, "plan", str(repo / "request.md"), "--repo", str(repo),
                      "--state", str(tmp_path / "st"))
     assert (rc, err) == (0, "")
     got = normalized(json.loads((tmp_path / "st" / "plan.json").read_text()), repo)
-    if os.environ.get("PLAN07_REGEN_GOLDEN"):
+    if update_goldens:
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    assert got == json.loads(GOLDEN.read_text()), "plan drifted; PLAN07_REGEN_GOLDEN=1 rewrites"
+    assert got == json.loads(GOLDEN.read_text()), "plan drifted; pytest --update-goldens rewrites"
     assert len((tmp_path / "st" / "plan.json").read_bytes()) <= 32 * 1024
 
 

@@ -1,14 +1,13 @@
 """Golden requests: tests/golden/canonicalize/<case>.md (+ optional <case>.task.md) -> <case>.json.
 
 The .json is exactly what `plan07 canonicalize <case>.md --json` prints. Rewrite them deliberately
-with `PLAN07_UPDATE_GOLDENS=1 .venv/bin/pytest tests/test_canonicalize_golden.py`, then review
+with `.venv/bin/pytest tests/test_canonicalize_golden.py --update-goldens`, then review
 the diff: a golden changes only when canonicalization is meant to change.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from plan07.cli import main
 
 GOLDEN = Path(__file__).parent / "golden" / "canonicalize"
 CASES = sorted(p for p in GOLDEN.glob("*.md") if not p.name.endswith(".task.md"))
-UPDATE = os.environ.get("PLAN07_UPDATE_GOLDENS") == "1"
 
 
 def _argv(case: Path) -> list[str]:
@@ -32,13 +30,13 @@ def test_there_are_at_least_ten_golden_requests() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_golden(case: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_golden(case: Path, capsys: pytest.CaptureFixture[str], update_goldens: bool) -> None:
     assert main(_argv(case)) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     expected = case.with_suffix(".json")
-    if UPDATE:
+    if update_goldens:
         expected.write_text(out, "utf-8")
-    assert expected.exists(), f"no golden for {case.name}; run with PLAN07_UPDATE_GOLDENS=1"
+    assert expected.exists(), f"no golden for {case.name}; run pytest with --update-goldens"
     assert out == expected.read_text("utf-8"), f"{case.name}: output differs from its golden"
     assert main(_argv(case)) == 0
     assert capsys.readouterr().out == out, "same input, same bytes out"

@@ -2,16 +2,14 @@
 (order, bounds, no bodies), the builtin goldens, the scoped re-invoke, the CLI. No network.
 
 Rewrite the goldens deliberately with
-`PLAN07_UPDATE_GOLDENS=1 .venv/bin/pytest tests/test_decompose.py`, then review the diff.
+`.venv/bin/pytest tests/test_decompose.py --update-goldens`, then review the diff.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _decompose_cases import FIXTURE, GOLDEN, GOOD, HOSTILE, record
@@ -28,11 +26,11 @@ from plan07.decompose import (
     scoped_messages,
 )
 from plan07.errors import InputError
-from plan07.llm import Completion, LLMClient, make_client
+from plan07.llm import LLMClient, make_client
 from plan07.llm.prompt import SYSTEM, failure_line, header_only, one_line, read
+from plan07.llm.scripted import ScriptedClient
 from plan07.model import Evidence, Localization, Obligation, Requirement
 
-UPDATE = os.environ.get("PLAN07_UPDATE_GOLDENS") == "1"
 CASES = {"session_timeout": FIXTURE, "example": GOLDEN / "example"}
 
 
@@ -41,18 +39,12 @@ def load(case: Path) -> tuple[Requirement, Evidence]:
             Evidence.model_validate_json((case / "evidence.json").read_text()))
 
 
-class Counting:
-    """Wraps a client and counts its calls (the model scripted, no internals patched)."""
-
-    def __init__(self, inner: LLMClient) -> None:
-        self.inner, self.name, self.calls = inner, inner.name, []  # type: ignore[var-annotated]
-
-    def complete(self, messages: list[dict[str, str]], **kw: Any) -> Completion:
-        self.calls.append({"messages": messages, **kw})
-        return self.inner.complete(messages, **kw)
+def Counting(inner: LLMClient) -> ScriptedClient:  # noqa: N802
+    """Wraps a client and records its calls (the model scripted, no internals patched)."""
+    return ScriptedClient(inner, name=inner.name)
 
 
-def replay(tmp_path: Path, text: str) -> Counting:
+def replay(tmp_path: Path, text: str) -> ScriptedClient:
     p = tmp_path / "completion.txt"
     p.write_text(text, "utf-8")
     return Counting(make_client(f"replay:{p}"))
@@ -192,13 +184,13 @@ def test_one_line_bounds() -> None:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_builtin_golden(case: str) -> None:
+def test_builtin_golden(case: str, update_goldens: bool) -> None:
     result = decompose(*load(CASES[case]), make_client("builtin"))
     got = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
     golden = CASES[case] / "builtin.json"
-    if UPDATE:
+    if update_goldens:
         golden.write_text(got, "utf-8")
-    assert golden.exists(), "no golden; run with PLAN07_UPDATE_GOLDENS=1"
+    assert golden.exists(), "no golden; run pytest with --update-goldens"
     assert got == golden.read_text("utf-8")
 
 

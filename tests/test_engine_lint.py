@@ -74,3 +74,15 @@ def test_default_fixtures_root_is_guarded(tmp_path: Path, repo_root: Path) -> No
     assert default_fixtures(Path("/ordering.dl")) is None  # at the root: no parents[1]
     assert default_fixtures(tmp_path / "rules" / "x.dl") is None  # no tests/rules beside
     assert default_fixtures(repo_root / "rules" / "ordering.dl") == repo_root / "tests" / "rules"
+
+
+def test_shipped_rules_declare_every_relation_and_output_what_plan07_reads() -> None:
+    from plan07.engine import constants, load_program
+
+    prog = load_program()
+    assert prog.relations() <= set(prog.decls)  # Soufflé-style: no relation undeclared
+    assert {"precedes", "violation", "role", "breaking_cause", "consume_kind"} <= prog.outputs
+    assert set(prog.outputs) <= set(prog.decls)
+    # the constants plan07's Python uses are the program's own facts, not a copy
+    assert constants("breaking_cause") == ("sig_change", "schema_change")
+    assert constants("consume_kind") == ("calls", "imports", "inherits", "uses_type", "reads")

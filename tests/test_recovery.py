@@ -21,6 +21,8 @@ from plan07.criteria import can_terminate, termination_blockers
 from plan07.errors import InputError, PlanStateError
 from plan07.llm.base import Completion
 from plan07.llm.builtin import BuiltinClient
+from plan07.llm.scripted import Reply
+from plan07.llm.scripted import ScriptedClient as Scripted
 from plan07.model import Feedback, ImpactEdge, Usage
 from plan07.replan import affected_subgraph
 
@@ -31,35 +33,28 @@ EXAMPLE = ROOT / "examples" / "session_timeout"
 CONFIG = "sessions.config.SessionConfig"
 
 
-class ScriptedClient:
+def ScriptedClient(first: str | None = None, scoped: str | None = None  # noqa: N802
+                   ) -> Scripted:
     """The builtin decomposer, scripted: the first call may be replaced by `first`; every later
-    (scoped) call marks the obligations it returns, so a replanned node is visible in plan.json."""
+    (scoped) call returns `scoped` verbatim when given, else the builtin's reply with the
+    obligations it returns marked, so a replanned node is visible in plan.json."""
+    builtin = BuiltinClient()
 
-    name = "scripted"
-
-    def __init__(self, first: str | None = None, scoped: str | None = None) -> None:
-        self.first = first
-        self.scoped = scoped  # when set, every scoped call returns this text verbatim
-        self.calls: list[list[dict[str, str]]] = []
-
-    def complete(self, messages: list[dict[str, str]], *, temperature: float,
-                 max_completion_tokens: int, response_format: dict[str, Any] | None
-                 ) -> Completion:
-        self.calls.append(messages)
-        if len(self.calls) == 1 and self.first is not None:
-            return Completion(text=self.first, usage=Usage(prompt_tokens=1), finish_reason="stop")
-        out = BuiltinClient().complete(messages, temperature=temperature,
-                                       max_completion_tokens=max_completion_tokens,
-                                       response_format=response_format)
-        if len(self.calls) == 1:
-            return out
-        if self.scoped is not None:
-            return Completion(text=self.scoped, usage=Usage(prompt_tokens=3), finish_reason="stop")
+    def later(messages: list[dict[str, str]]) -> Completion:
+        if scoped is not None:
+            return Completion(text=scoped, usage=Usage(prompt_tokens=3), finish_reason="stop")
+        out = builtin.complete(messages, temperature=0.0, max_completion_tokens=2048,
+                               response_format=None)
         data = json.loads(out.text)
         for o in data["obligations"]:
-            o["evidence"] = f"replanned (scoped call {len(self.calls) - 1})"
+            o["evidence"] = f"replanned (scoped call {len(client.calls) - 1})"
         return Completion(text=json.dumps(data), usage=Usage(prompt_tokens=2),
                           finish_reason="stop")
+
+    head: Reply = builtin if first is None else Completion(
+        text=first, usage=Usage(prompt_tokens=1), finish_reason="stop")
+    client = Scripted(head, later)
+    return client
 
 
 def git(repo: Path, *args: str) -> str:

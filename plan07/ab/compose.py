@@ -1,19 +1,56 @@
-"""Turn generator components into a Task: ids in listed order, faulty variants computed against
-the gold-order state of each file, the request text and the evidence. Pure.
+"""Generator components (`Proto`, `Component`) and their composition into a Task: ids in listed
+order, faulty variants computed against the gold-order state of each file, the request text and
+the evidence. Pure.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from plan07.ab.edits import Edit
 from plan07.ab.tasks import GoldStep, Task
-from plan07.model import Obligation
-
-if TYPE_CHECKING:
-    from plan07.ab.generator import Component, Proto
+from plan07.model import (
+    ContextItem,
+    Evidence,
+    Impact,
+    ImpactEdge,
+    Localization,
+    Obligation,
+    Recon,
+    ReconEdge,
+    ReconNode,
+)
 
 MAX_CRITERIA = 8  # canonicalize counts a bullet naming a test twice (bullet + test id): <= 16
+
+
+@dataclass
+class Proto:
+    """A component's obligation before ids are assigned (keys are component-local)."""
+
+    key: str
+    target: str
+    verb: str
+    caused_by: str
+    evidence: str
+    validation: str
+    edit: Edit | None
+    deps: list[str] = field(default_factory=list)
+    misspell: tuple[str, str] | None = None  # (right, wrong) inside edit.new
+    import_line: str | None = None  # a line of edit.new the missing_import fault drops
+    siblings: list[str] = field(default_factory=list)  # files for the wrong_consumer fault
+
+
+@dataclass
+class Component:
+    shape: str
+    files: dict[str, str]
+    protos: list[Proto]  # gold order
+    sentence: str
+    criteria: list[str]
+    nodes: list[ReconNode] = field(default_factory=list)
+    edges: list[ReconEdge] = field(default_factory=list)
+    impact: list[ImpactEdge] = field(default_factory=list)
 
 
 def _file_of(p: Proto) -> str:
@@ -124,9 +161,21 @@ def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component]
                + "\n".join(c.sentence for c in comps)
                + "\n\n## Acceptance criteria\n\n" + "\n".join(f"- {x}" for x in criteria)
                + "\n\nNo breaking change to the public API between steps.\n")
-    from plan07.ab.generator import evidence_of
-
     return Task(id=task_id, source="generated", shape=shape, request=request,
                 evidence=evidence_of(comps), steps=tuple(steps),
                 gold_order=tuple(ids[(ci, p.key)] for ci, p in gold), files=files,
                 hidden=tuple(sorted(ids[h] for h in hidden or [])))
+
+
+def evidence_of(comps: list[Component]) -> Evidence:
+    """The evidence bundle the generator knows is true of the repo it wrote."""
+    nodes = [n for c in comps for n in c.nodes]
+    loc = [Localization(entity=p.target, score=0.9 if p.verb == "modify" else 0.5)
+           for c in comps for p in c.protos if not p.target.startswith("tests.")]
+    seen: set[str] = set()
+    loc = [x for x in loc if not (x.entity in seen or seen.add(x.entity))]  # type: ignore[func-returns-value]
+    ctx = [ContextItem(entity=n.id, summary=n.signature or n.kind) for n in nodes
+           if n.kind != "test"][:32]
+    return Evidence(recon=Recon(nodes=nodes, edges=[e for c in comps for e in c.edges]),
+                    impact=Impact(edges=[e for c in comps for e in c.impact]),
+                    localization=loc, context=ctx)

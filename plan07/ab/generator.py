@@ -15,17 +15,12 @@ dependency ordering exists to fix (§3.2).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
+from plan07.ab.compose import Component, Proto, compose
 from plan07.ab.edits import Edit
 from plan07.ab.tasks import Task
 from plan07.model import (
-    ContextItem,
-    Evidence,
-    Impact,
     ImpactEdge,
-    Localization,
-    Recon,
     ReconEdge,
     ReconNode,
 )
@@ -54,35 +49,6 @@ def _t(template: str, **kw: str) -> str:
     for k, v in kw.items():
         template = template.replace(f"@{k}@", v)
     return template
-
-
-@dataclass
-class Proto:
-    """A component's obligation before ids are assigned (keys are component-local)."""
-
-    key: str
-    target: str
-    verb: str
-    caused_by: str
-    evidence: str
-    validation: str
-    edit: Edit | None
-    deps: list[str] = field(default_factory=list)
-    misspell: tuple[str, str] | None = None  # (right, wrong) inside edit.new
-    import_line: str | None = None  # a line of edit.new the missing_import fault drops
-    siblings: list[str] = field(default_factory=list)  # files for the wrong_consumer fault
-
-
-@dataclass
-class Component:
-    shape: str
-    files: dict[str, str]
-    protos: list[Proto]  # gold order
-    sentence: str
-    criteria: list[str]
-    nodes: list[ReconNode] = field(default_factory=list)
-    edges: list[ReconEdge] = field(default_factory=list)
-    impact: list[ImpactEdge] = field(default_factory=list)
 
 
 def _init_files(pfx: str) -> dict[str, str]:
@@ -454,8 +420,6 @@ def generate_task(seed: int, index: int, *, size: int | None = None,
                   real_size: bool = True) -> Task:
     """The index-th task of `seed`: deterministic, 3..max_size obligations (or about `size`).
     `hidden_consumer_rate`: see `_hide`; a task with a hidden consumer gets the id suffix `h`."""
-    from plan07.ab.compose import compose
-
     rng = random.Random(f"ab-task:{seed}:{index}")
     n = size if size is not None else rng.randint(MIN_OBLIGATIONS, max_size)
     n = max(MIN_OBLIGATIONS, min(MAX_OBLIGATIONS, n))
@@ -475,17 +439,3 @@ def generate_tasks(seed: int, n: int, *, start: int = 0, size: int | None = None
     return [generate_task(seed, i, size=size, max_size=max_size,
                           hidden_consumer_rate=hidden_consumer_rate, real_size=real_size)
             for i in range(start, start + n)]
-
-
-def evidence_of(comps: list[Component]) -> Evidence:
-    """The evidence bundle the generator knows is true of the repo it wrote."""
-    nodes = [n for c in comps for n in c.nodes]
-    loc = [Localization(entity=p.target, score=0.9 if p.verb == "modify" else 0.5)
-           for c in comps for p in c.protos if not p.target.startswith("tests.")]
-    seen: set[str] = set()
-    loc = [x for x in loc if not (x.entity in seen or seen.add(x.entity))]  # type: ignore[func-returns-value]
-    ctx = [ContextItem(entity=n.id, summary=n.signature or n.kind) for n in nodes
-           if n.kind != "test"][:32]
-    return Evidence(recon=Recon(nodes=nodes, edges=[e for c in comps for e in c.edges]),
-                    impact=Impact(edges=[e for c in comps for e in c.impact]),
-                    localization=loc, context=ctx)

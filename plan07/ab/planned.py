@@ -33,40 +33,39 @@ from plan07.ab.executors import Executor
 from plan07.ab.run import Ablation, RunResult, Session
 from plan07.ab.tasks import GoldStep, Task
 from plan07.ab.tokens import count_tokens, other_tokens
+from plan07.llm.scripted import ScriptedClient
 from plan07.model import DriverView, Evidence, Obligation, Usage
+from plan07.vocab import covers, dotted_test
 
 _FIELDS = set(Obligation.model_fields)
 
 
-class GoldDecomposer:
+def gold_decomposer(obligations: Sequence[Obligation],
+                    alt: list[int | None] | None = None) -> ScriptedClient:
     """The harness's stand-in for the §4 model: the first call returns the task's decomposition
     (the same list the static chain runs); a scoped re-invocation returns the subgraph it was
     given, unchanged (the decomposition was right, the edit was wrong). Usage is counted with
     the harness tokenizer (plan07.ab.tokens), so planning calls cost tokens like any other."""
+    from plan07.llm import Completion
 
-    name = "ab-gold"
+    plan = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
 
-    def __init__(self, obligations: Sequence[Obligation]) -> None:
-        self.text = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
-        self.alt: list[int | None] = []  # each call's tokens under the other tokenizer
-
-    def complete(self, messages: list[dict[str, str]], *, temperature: float,
-                 max_completion_tokens: int, response_format: dict[str, Any] | None) -> Any:
-        from plan07.llm import Completion
-
-        del temperature, max_completion_tokens, response_format
+    def reply(messages: list[dict[str, str]]) -> Completion:
         user = next((m["content"] for m in messages if m.get("role") == "user"), "")
-        text = self.text
+        text = plan
         lines = user.splitlines()
         if "## scope" in lines:
             scope = json.loads(lines[lines.index("## scope") + 1])
             text = json.dumps({"obligations": [{k: v for k, v in o.items() if k in _FIELDS}
                                                for o in scope["obligations"]]})
         prompt = sum(count_tokens(m.get("content", "")) for m in messages)
-        alt = [other_tokens(m.get("content", "")) for m in messages] + [other_tokens(text)]
-        self.alt.append(None if None in alt else sum(a or 0 for a in alt))
+        if alt is not None:  # the call's tokens under the other tokenizer, reported beside
+            other = [other_tokens(m.get("content", "")) for m in messages] + [other_tokens(text)]
+            alt.append(None if None in other else sum(a or 0 for a in other))
         return Completion(text=text, usage=Usage(prompt_tokens=prompt,
                                                  completion_tokens=count_tokens(text)))
+
+    return ScriptedClient(reply, name="ab-gold")
 
 
 def gold_step(task: Task, view: DriverView) -> GoldStep | None:
@@ -107,10 +106,11 @@ class _Drive:
         from plan07 import Planner
 
         self.plans += 1
-        self.llm = GoldDecomposer(obligations)
+        self.alt: list[int | None] = []
         p = Planner.create(self.s.task.request, repo=self.s.repo, evidence=evidence,
-                           llm=self.llm, state_dir=self.state_dir / f"plan{self.plans}",
-                           engine=self.engine, ordering=self.ab.ordering,
+                           llm=gold_decomposer(obligations, self.alt),
+                           state_dir=self.state_dir / f"plan{self.plans}", engine=self.engine,
+                           ordering=self.ab.ordering,
                            max_retries=min(self.s.bound, caps.MAX_RETRIES_CAP))
         self._seen = 0
         self._account(p, retry=retry)
@@ -119,7 +119,7 @@ class _Drive:
     def _account(self, p: Any, *, retry: bool) -> None:
         usage = p.usage
         for k, u in enumerate(usage[self._seen:], self._seen):
-            alt = self.llm.alt[k] if k < len(self.llm.alt) else None
+            alt = self.alt[k] if k < len(self.alt) else None
             self.s.plan_call(u.prompt_tokens, u.completion_tokens, retry=retry, alt=alt)
         self._seen = len(usage)
 
@@ -161,7 +161,7 @@ class _Drive:
             return
         from plan07.model import Feedback, ImpactEdge
 
-        edges = [ImpactEdge(src=view.target_entity, dst=_test_entity(t), relation="Breaks",
+        edges = [ImpactEdge(src=view.target_entity, dst=dotted_test(t), relation="Breaks",
                             cause="sig_change", confidence=1.0) for t in sorted(broken)[:16]]
         p.feedback(Feedback(caused_by=view.node_id, impact_edges=edges,
                             note=f"{len(broken)} previously passing test(s) broke"))
@@ -174,7 +174,7 @@ class _Drive:
         plan targets (an obligation the decomposition missed): fed as impact feedback."""
         targets = [n.target_entity for n in p.artifact.nodes]
         edges = [e for e in self.s.task.evidence.impact.edges if e.src == view.target_entity
-                 and not any(e.dst == t or e.dst.startswith(t + ".") for t in targets)]
+                 and not any(covers(t, e.dst) for t in targets)]
         if not edges:
             return
         from plan07.model import Feedback
@@ -192,12 +192,6 @@ def _digest(verdict: Any, repo: Path) -> str:
 
     return digest(verdict.check, parse(verdict.output_tail, repo=str(repo.resolve())),
                   verdict.output_tail)
-
-
-def _test_entity(test_id: str) -> str:
-    """`tests/a/test_b.py::test_c` -> `tests.a.test_b.test_c` (the dotted test id)."""
-    path, _, name = test_id.partition("::")
-    return path.removesuffix(".py").replace("/", ".") + "." + name.split("[")[0]
 
 
 def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bound: int, *,

@@ -1,10 +1,20 @@
-"""Shared CLI helpers: printing JSON or rich output, reading a request. I/O only."""
+"""Shared CLI pieces: the options every command group takes (defined once), opening the plan,
+printing JSON or rich output, reading a request. I/O only."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from plan07.api import Planner
 
 JSON_HELP = "Print machine-readable JSON instead of human output."
 
@@ -30,3 +40,51 @@ def read_text(path: str, *, what: str) -> str:
     from plan07.boundedio import read_text as read_bounded
 
     return read_bounded(path, what=what)
+
+
+StateOpt = Annotated[
+    Path | None,
+    typer.Option("--state", help="Plan state dir (default $PLAN07_STATE or "
+                 "build/07-task-decomposition-planning/)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+EngineOpt = Annotated[str, typer.Option("--engine", help="pydatalog (default) or clingo.")]
+RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rule file (default "
+                                                "rules/ordering.dl or $PLAN07_RULES).")]
+
+
+def console() -> Console:
+    from rich.console import Console
+
+    return Console(width=min(shutil.get_terminal_size((80, 24)).columns, 100), soft_wrap=False)
+
+
+def open_planner(state: Path | None) -> Planner:
+    """The plan in the state dir; every command loads (and validates) it once, after this."""
+    from plan07 import state as st
+    from plan07.api import Planner
+
+    d = st.state_dir(state)
+    if not st.exists(d):
+        st.load(d)  # raises: no plan here, and what to run
+    return Planner(d)
+
+
+def status_table(con: Console, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    table = Table(show_edge=False, pad_edge=False, expand=False)
+    for col, kw in (("id", {"no_wrap": True}), ("verb", {"no_wrap": True}),
+                    ("target", {"overflow": "fold", "ratio": 1}), ("state", {"no_wrap": True}),
+                    ("deps", {"overflow": "fold", "max_width": 18})):
+        table.add_column(col, **kw)
+    colours = {"complete": "green", "failed": "red", "pending": ""}
+    for r in rows:
+        state = r["state"] if r["state"] != "pending" else r["status"]
+        if r["status"] == "alternative" and r["score"] is not None:
+            state = f"alt {r['score']:.2f}"
+        mark = "*" if r["active"] else ""
+        style = colours.get(r["state"], "")
+        table.add_row(mark + r["id"], r["verb"], r["target"],
+                      f"[{style}]{state}[/{style}]" if style else state, ",".join(r["deps"]))
+    con.print(table)

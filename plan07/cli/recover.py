@@ -3,19 +3,11 @@ A thin skin over plan07.api (I/O only); heavy imports live inside the commands."
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from plan07.cli._common import JSON_HELP, print_json
-
-StateOpt = Annotated[
-    Path | None,
-    typer.Option("--state", help="Plan state dir (default $PLAN07_STATE or "
-                 "build/07-task-decomposition-planning/)."),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+from plan07.cli._common import JsonOpt, StateOpt, print_json
 
 
 def feedback(

@@ -3,21 +3,13 @@ line. A thin skin over plan07.obliggraph and plan07.engine (I/O only)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from plan07.cli._common import JSON_HELP, print_json
+from plan07.cli._common import EngineOpt, JsonOpt, RulesOpt, print_json
 from plan07.errors import InputError
-
-DEFAULT_STATE = Path("build/07-task-decomposition-planning")
-
-EngineOpt = Annotated[str, typer.Option("--engine", help="pydatalog (default) or clingo.")]
-RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rule file (default "
-                                                "rules/ordering.dl or $PLAN07_RULES).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 
 
 def order(
@@ -108,8 +100,9 @@ def explain(
             ev = load_evidence_file(evidence) if evidence else Evidence()
             eng = engine or "pydatalog"
         else:
-            st = state or Path(os.environ.get("PLAN07_STATE") or DEFAULT_STATE)
-            obs, ev, plan_engine = _from_state(st, evidence)
+            from plan07.state import state_dir
+
+            obs, ev, plan_engine = _from_state(state_dir(state), evidence)
             eng = engine or plan_engine
         if violation:
             proof = explain_violation(obs, ev, violation, [src] + ([dst] if dst else []),

@@ -33,6 +33,12 @@ def rules_path(path: Path | None = None) -> Path:
     return Path(env) if env else DEFAULT_RULES
 
 
+def constants(relation: str, path: Path | None = None) -> tuple[str, ...]:
+    """The values of a unary constant relation of the rule file (`breaking_cause("sig_change").`):
+    plan07's Python reads the rules' constants from the program instead of restating them."""
+    return load_program(path).constants(relation)
+
+
 def load_program(path: Path | None = None) -> Program:
     """Parse and stratify-check a rule file (cached by path and mtime)."""
     from plan07.engine.parser import parse_file

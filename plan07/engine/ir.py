@@ -114,12 +114,14 @@ class Rule:
 
 @dataclass
 class Program:
-    """A parsed rule file. `decls` holds `.decl` arities (line too), `inputs` the `.input` names."""
+    """A parsed rule file. `decls` holds `.decl` arities (line too), `inputs` the `.input` names,
+    `outputs` the `.output` names (the relations plan07 reads back)."""
 
     file: str
     rules: list[Rule] = field(default_factory=list)
     decls: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (arity, line)
     inputs: set[str] = field(default_factory=set)
+    outputs: set[str] = field(default_factory=set)
 
     def by_id(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.rule_id == rule_id), None)
@@ -139,3 +141,15 @@ class Program:
 
     def relations(self) -> set[str]:
         return set(self.arities())
+
+    def constants(self, relation: str) -> tuple[str, ...]:
+        """The values of a unary relation the program states as facts (`breaking_cause("x").`),
+        in the file's order."""
+        out: list[str] = []
+        for r in self.rules:
+            if r.is_fact and r.head.relation == relation and r.head.arity == 1:
+                (term,) = r.head.args
+                if isinstance(term, Const) and isinstance(term.value, str) \
+                        and term.value not in out:
+                    out.append(term.value)
+        return tuple(out)

@@ -98,6 +98,15 @@ def lint(program: Program, *, fixtures: Path | None = None) -> list[Finding]:
         if name not in defined:
             add("warning", "undeclared_input", line,
                 f".decl {name} has neither rules nor `.input {name}`")
+    first_use: dict[str, int] = {}
+    for r in program.rules:
+        for a in [r.head, *[lit.item for lit in r.body if isinstance(lit.item, Atom)]]:
+            first_use.setdefault(a.relation, r.line)
+    for name, line in sorted(first_use.items(), key=lambda kv: kv[1]):
+        if name not in program.decls:
+            add("warning", "undeclared_relation", line,
+                f"relation {name} has no `.decl {name}(...)`; declare every relation (Soufflé "
+                "and other Datalog tools need it)")
     ids = Counter(r.rule_id for r in program.rules if r.rule_id)
     for r in program.rules:
         for a in [lit.item for lit in r.body if isinstance(lit.item, Atom)]:

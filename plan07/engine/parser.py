@@ -97,7 +97,7 @@ def parse(text: str, file: str = "<string>") -> Program:
         elif stmt.data == "input_dir":
             prog.inputs.add(str(stmt.children[0]))
         elif stmt.data == "output_dir":
-            continue
+            prog.outputs.add(str(stmt.children[0]))
         else:
             head_node, body_node = stmt.children
             body = tuple(_literal(b) for b in body_node.children) if body_node else ()

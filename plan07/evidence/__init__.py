@@ -11,10 +11,10 @@ build.
 from __future__ import annotations
 
 from plan07.evidence.build import build_evidence
-from plan07.evidence.db import read_db, write_db
+from plan07.evidence.db import write_db
 from plan07.evidence.graph import neighbourhood, reach, restrict
 from plan07.evidence.impact import impact
-from plan07.evidence.load import check_endpoints, load_evidence, parse_bundle
+from plan07.evidence.load import check_endpoints, load_evidence, parse_bundle, read_db
 from plan07.evidence.recon import recon
 
 __all__ = [

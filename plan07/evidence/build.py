@@ -35,7 +35,7 @@ class Built:
 
 def build_evidence(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
                    depth: int = 2) -> Evidence:
-    """Built-in evidence for the Python repository at `repo` (agreed interface, issue 4)."""
+    """Built-in evidence for the Python repository at `repo` (the public evidence interface)."""
     return build(repo, request=request, seeds=seeds, depth=depth).evidence
 
 

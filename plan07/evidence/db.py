@@ -79,10 +79,9 @@ def write_db(evidence: Evidence, path: Path, *, meta: Mapping[str, str] | None =
         raise InputError(f"cannot write recon.db: {exc}", source=str(path)) from None
 
 
-def read_db(path: Path) -> Evidence:
-    """The Evidence a recon.db holds; errors name the table and row (`edges[3].dst`)."""
-    from plan07.evidence.load import parse_bundle
-
+def read_rows(path: Path) -> dict[str, Any]:
+    """The rows of a recon.db as the JSON bundle shape (`plan07.evidence.load.read_db` parses
+    them); a missing required table or an unreadable one is refused."""
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -109,15 +108,7 @@ def read_db(path: Path) -> Evidence:
             except sqlite3.Error as exc:
                 raise InputError(f"table {table}: {exc}", source=str(path)) from None
             _place(data, where, records)
-    try:
-        return parse_bundle(data, source=str(path))
-    except InputError as exc:  # name the table, not the JSON shape the rows were turned into
-        field = exc.field or ""
-        for table, (_, where, _) in TABLES.items():
-            if field.startswith(where + "["):
-                field = table + field[len(where):]
-                break
-        raise InputError(exc.problem, field=field or None, source=str(path)) from None
+    return data
 
 
 def _place(data: dict[str, Any], where: str, records: list[dict[str, Any]]) -> None:

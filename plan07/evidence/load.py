@@ -9,6 +9,7 @@ from typing import Any
 
 from plan07.errors import InputError
 from plan07.model import Evidence
+from plan07.vocab import first_repeat
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -29,12 +30,26 @@ def load_evidence(path: str | Path) -> Evidence:
 
         require_regular(p, what="evidence")  # a FIFO would block the SQLite sniff below
     if str(path) != "-" and is_sqlite(p):
-        from plan07.evidence.db import read_db
-
         return read_db(p)
     from plan07.schema import read_json
 
     return parse_bundle(read_json(path, what="evidence"), source=str(path))
+
+
+def read_db(path: Path) -> Evidence:
+    """The Evidence a recon.db holds; errors name the table and row (`edges[3].dst`)."""
+    from plan07.evidence.db import TABLES, read_rows
+
+    data = read_rows(path)
+    try:
+        return parse_bundle(data, source=str(path))
+    except InputError as exc:  # name the table, not the JSON shape the rows were turned into
+        field = exc.field or ""
+        for table, (_, where, _) in TABLES.items():
+            if field.startswith(where + "["):
+                field = table + field[len(where):]
+                break
+        raise InputError(exc.problem, field=field or None, source=str(path)) from None
 
 
 def parse_bundle(data: Any, *, source: str | None = None) -> Evidence:
@@ -60,12 +75,10 @@ def check_endpoints(evidence: Evidence, *, source: str | None = None, prefix: st
     """A recon edge's endpoints are recon nodes; an impact edge's too, when recon nodes are given.
     Raises InputError naming e.g. `recon.edges[3].dst`."""
     ids = {n.id for n in evidence.recon.nodes}
-    seen: set[str] = set()
-    for i, n in enumerate(evidence.recon.nodes):
-        if n.id in seen:
-            raise InputError(f"duplicate node id {n.id!r}", field=f"{prefix}recon.nodes[{i}].id",
-                             source=source)
-        seen.add(n.id)
+    again = first_repeat([n.id for n in evidence.recon.nodes])
+    if again is not None:
+        raise InputError(f"duplicate node id {evidence.recon.nodes[again].id!r}",
+                         field=f"{prefix}recon.nodes[{again}].id", source=source)
     groups: list[tuple[str, list[Any]]] = [("recon.edges", list(evidence.recon.edges))]
     if ids:
         groups.append(("impact.edges", list(evidence.impact.edges)))

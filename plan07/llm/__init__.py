@@ -5,6 +5,8 @@ OpenAI-compatible chat-completions endpoint). Importing this package imports no 
 
 from __future__ import annotations
 
-from plan07.llm.base import KINDS, Completion, LLMClient, LLMUnavailable, make_client
+from plan07.errors import LLMUnavailable
+from plan07.llm.base import Completion, LLMClient
+from plan07.llm.registry import KINDS, make_client
 
 __all__ = ["KINDS", "Completion", "LLMClient", "LLMUnavailable", "make_client"]

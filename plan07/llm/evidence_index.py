@@ -10,46 +10,15 @@ from collections import defaultdict
 
 from plan07 import caps
 from plan07.model import Evidence, ImpactEdge
+from plan07.vocab import covers, file_module, pytest_id
 
 REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
-BREAKING_CAUSES = ("sig_change", "schema_change")  # docs/rules.md breaking_cause
-CONSUME_KINDS = ("calls", "imports", "inherits", "uses_type", "reads")  # docs/rules.md consume_kind
 TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$")
 _ARTICLES = {"a", "an", "the"}
 
 
 def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def file_module(entity: str, file: str | None) -> str | None:
-    """The dotted module of `file` that `entity` is in or is, with a source root left out
-    (`src/pkg/m.py` holds `pkg.m`, recon keeps the `src/` in the node's file), else None."""
-    if not file or not file.endswith(".py"):
-        return None
-    path = file.replace("\\", "/").removeprefix("./")[:-3].removesuffix("/__init__")
-    parts = path.split("/")
-    for k in range(len(parts)):
-        mod = ".".join(parts[k:])
-        if entity == mod or entity.startswith(mod + "."):
-            return mod
-    return None
-
-
-def pytest_id(entity: str, file: str | None) -> str:
-    """A test entity as a pytest node id (docs/rules.md "Test ids"): the node's file kept whole,
-    `src/` included."""
-    if "::" in entity:
-        return entity
-    mod = file_module(entity, file)
-    if mod is not None and file is not None and entity != mod:
-        path = file.replace("\\", "/").removeprefix("./")
-        return f"{path}::{entity[len(mod) + 1:].replace('.', '::')}"
-    parts = entity.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        if parts[i - 1].startswith("test"):
-            return "/".join(parts[:i]) + ".py::" + "::".join(parts[i:])
-    return entity
 
 
 def edge_line(i: ImpactEdge) -> str:
@@ -62,6 +31,11 @@ class EvidenceIndex:
     """Look-ups over the evidence, built once per decomposition."""
 
     def __init__(self, ev: Evidence) -> None:
+        from plan07.engine import constants
+
+        # the rules' own constants (docs/rules.md breaking_cause, consume_kind), not a copy
+        self.breaking_causes = constants("breaking_cause")
+        self.consume_kinds = constants("consume_kind")
         self.nodes = {n.id: n for n in ev.recon.nodes}
         self.tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
         self.test_ids = set(self.tests.values())
@@ -70,7 +44,7 @@ class EvidenceIndex:
         for e in ev.recon.edges:
             if e.src in self.tests and e.kind in ("tests", "calls"):
                 self.exercised[e.dst].add(self.tests[e.src])
-            if e.kind in CONSUME_KINDS:
+            if e.kind in self.consume_kinds:
                 self.used[e.src].add(e.dst)
         self._by_suffix: dict[str, set[str]] | None = None  # dotted suffix -> ids, lazily
         self.out: dict[str, list[ImpactEdge]] = defaultdict(list)  # by src, strongest first
@@ -120,7 +94,7 @@ class EvidenceIndex:
 
     def uses(self, b: str, a: str) -> bool:
         """B (or a member of B) calls / imports / inherits / uses the type of / reads A."""
-        return any(a in self.used.get(x, ()) for x in self.used if x == b or x.startswith(b + "."))
+        return any(a in self.used.get(x, ()) for x in self.used if covers(b, x))
 
     def test_entity(self, test: str, default: str) -> str:
         """The evidence's own id for the test `test` (a pytest id), else `default`."""

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from plan07 import caps
-from plan07.errors import InputError
-from plan07.llm.base import Completion, LLMUnavailable
+from plan07.errors import InputError, LLMUnavailable
+from plan07.llm.base import Completion
 from plan07.model import Usage
 
 # Structured-output modes, strongest first. PLAN07_LLM_RESPONSE_FORMAT picks the starting one.

@@ -1,0 +1,90 @@
+"""`plan07 status|show|audit`: a persisted plan seen from the command line. A thin skin over
+plan07.status, plan07.render and plan07.state (I/O only)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from plan07.cli._common import JsonOpt, StateOpt, console, open_planner, print_json, status_table
+from plan07.errors import InputError
+
+
+def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """The plan as a table: id, verb, target, state, deps (* marks the handed-out node), then the
+    acceptance criteria. Exit 1 when nothing is left to hand out and the plan cannot terminate."""
+    from plan07.status import report
+
+    art = open_planner(state).artifact
+    data = report(art)
+    left, blockers, reached = data.pop("left"), data["termination_blockers"], \
+        data["checkpoints_reached"]
+    if as_json:
+        print_json(data)
+    else:
+        con = console()
+        done = sum(n.state == "complete" for n in art.nodes)
+        con.print(f"[bold]{art.plan_id}[/bold]: {done}/{len(art.schedule.order)} steps "
+                  f"complete, checkpoint {reached[-1] if reached else '-'} of "
+                  f"{len(art.checkpoints) - 1}")
+        status_table(con, data["nodes"])
+        for c in data["criteria"]:
+            how = ("proven by " + ", ".join(c["covered_by"]) if c["covered_by"] else
+                   "confirmed" if c["confirmed"] else
+                   "" if c["kind"] == "named" else "UNSETTLED")
+            how = f"{c['kind']}, {how}" if how else c["kind"]
+            con.print(f"  criterion {c['n']} [{how}]: {c['criterion']}",
+                      overflow="fold", markup=False)
+        if not left:
+            con.print("can terminate" if not blockers else "cannot terminate:", markup=False)
+            for b in blockers:
+                con.print(f"  {b}", overflow="fold", markup=False)
+    if not left and blockers:
+        raise typer.Exit(1)
+
+
+def show(
+    fmt: Annotated[str, typer.Option("--format", help="json | mermaid | dot")] = "json",
+    state: StateOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The plan DAG with node states and checkpoints, as JSON, Mermaid or Graphviz dot."""
+    formats = {"json", "mermaid", "dot"}
+    if fmt not in formats:
+        raise InputError(f"unknown format {fmt!r}; use one of json, mermaid, dot", field="--format")
+    dag = open_planner(state).dag()
+    if as_json or fmt == "json":
+        print_json(dag)
+    else:
+        from plan07.render import dot, mermaid
+
+        typer.echo(mermaid(dag) if fmt == "mermaid" else dot(dag), nl=False)
+
+
+def audit(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Every audit row (spilled ones included): one per state transition, edits linked."""
+    from plan07 import state as st
+
+    planner = open_planner(state)
+    art = planner.artifact
+    rows = st.full_audit(planner.state_dir, art)
+    revs = st.full_revisions(planner.state_dir, art)
+    if as_json:
+        print_json({"plan_id": art.plan_id, "audit": rows, "revision_history": revs})
+        return
+    from rich.table import Table
+
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("#", no_wrap=True, justify="right")
+    table.add_column("node", no_wrap=True)
+    table.add_column("event", no_wrap=True)
+    table.add_column("trace", overflow="fold", ratio=1)
+    for i, r in enumerate(rows, 1):
+        edit = f" [edit {r.accepted_edit}]" if r.accepted_edit else ""
+        table.add_row(str(i), r.obligation, r.event, r.trace + edit)
+    con = console()
+    con.print(table)
+    for rev in revs:
+        con.print(f"rev {rev.rev} {rev.time}: {rev.change} (caused by {rev.caused_by})",
+                  overflow="fold")
