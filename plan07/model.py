@@ -112,7 +112,8 @@ NodeKind = Literal[
     "module", "class", "function", "method", "test", "migration", "config", "schema"
 ]
 EdgeKind = Literal[
-    "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines"
+    "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines",
+    "by_name", "references",
 ]
 # Impact causes are an open set (any string); which ones order the plan is the rule file's to
 # say (rules/ordering.dl: breaking_cause, consumer_cause, and the "migration" rules).
