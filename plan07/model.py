@@ -197,8 +197,12 @@ class Violation(Strict):
 
 
 class OrderResult(Strict):
+    """The rules' output: the edges to follow, the violations, and the dependency cycles among
+    the edges (each a sorted member list; the scheduler collapses each into one step, §3.3)."""
+
     edges: list[DerivedEdge] = []
     violations: list[Violation] = []
+    cycles: list[list[ObligationId]] = []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -211,7 +211,21 @@ def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
         nodes = [str(a)] if a == b else [str(a), str(b)]
         violations.append(Violation(kind=str(kind), nodes=nodes,
                                     detail=_detail(str(kind), str(a), str(b), model)))
-    return OrderResult(edges=edges, violations=violations)
+    return OrderResult(edges=edges, violations=violations, cycles=cycles_of(edges))
+
+
+def cycles_of(edges: Sequence[DerivedEdge]) -> list[list[str]]:
+    """The dependency cycles among `edges`: each strongly connected component of two or more
+    obligations, members in natural id order (the scheduler collapses each into one step)."""
+    from plan07.graphs import sccs
+    from plan07.planner import natural_key, sort_ids
+
+    succ: dict[str, list[str]] = {}
+    for e in edges:
+        succ.setdefault(e.from_, []).append(e.to)
+        succ.setdefault(e.to, [])
+    comps = [sort_ids(c) for c in sccs(sort_ids(succ), succ) if len(c) > 1]
+    return sorted(comps, key=lambda c: natural_key(c[0]))
 
 
 def roles(obligations: Sequence[Obligation], evidence: Evidence, *,

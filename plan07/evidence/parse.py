@@ -328,9 +328,9 @@ class _Body:
             r = self._rewrite(ch) if ch else None
             if r is not None:
                 self.d.calls.append(_call_ref(c, r))
-            elif (ch and len(ch) > 1) or (ch is None and isinstance(c.func, ast.Attribute)):
+            elif isinstance(c.func, ast.Attribute) and (ch is None or len(ch) > 1):
                 # `x.m()` with x of unknown type: a may-call of any in-repo `m` (resolve decides)
-                self.d.by_name.append(_call_ref(c, (c.func.attr,)))  # type: ignore[union-attr]
+                self.d.by_name.append(_call_ref(c, (c.func.attr,)))
         for h in [*calls, *holders]:  # values passed along: callbacks, registries
             for v in _values(h):
                 if (ch := chain_of(v)) and (r := self._rewrite(ch)) is not None:
