@@ -4,7 +4,7 @@
         [--commits benchmarks/real_commits.json] [--out benchmarks/results/real_commits]
 
 Each commit of `real_commits.json` (repository, commit, test command) changes an interface and its
-call sites in several Python files. From a checkout of its repository (given with --checkout NAME=PATH;
+call sites in several Python files. From a checkout of its repository (--checkout NAME=PATH;
 nothing is cloned, installed or built here) the commit is replayed from its parent in a temporary
 git worktree, one obligation per changed file, three ways in one run:
 
@@ -349,7 +349,8 @@ def consumer_recall(ev_path: Path, changes: list[FileChange], all_files: list[st
     return {"consumer_files": sorted(files),
             "found_files": sorted({f for _q, f in full}),
             "found_files_calls_only": sorted({f for _q, f in calls_only}),
-            "pairs": len(truth), "found_pairs": len(full), "found_pairs_calls_only": len(calls_only)}
+            "pairs": len(truth), "found_pairs": len(full),
+            "found_pairs_calls_only": len(calls_only)}
 
 
 def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
@@ -427,8 +428,9 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str]) -> str:
     def pct(a: int, b: int) -> str:
         return f"{a}/{b} ({100 * a / b:.0f} %)" if b else "0/0"
 
-    rows.append(f"| **all** | {files} | **{pct(*tot['plan07'])}** | {pct(*tot['definition_first'])}"
-                f" | {pct(*tot['alphabetical'])} | | {pct(rec[1], rec[0])} / {pct(rec[2], rec[0])} |")
+    rows.append(f"| **all** | {files} | **{pct(*tot['plan07'])}** | "
+                f"{pct(*tot['definition_first'])} | {pct(*tot['alphabetical'])} | | "
+                f"{pct(rec[1], rec[0])} / {pct(rec[2], rec[0])} |")
     steps = tot["plan07"][1]
     lines = [
         "# Temporal consistency on real multi-file commits",

@@ -101,9 +101,9 @@ def merge_group(nodes: Sequence[PlanNode], members: dict[str, list[Obligation]],
 
     failed = [o for o in obs(node_id) if o.obligation == "modify"]
     test_entity = {}
-    for n in evidence.recon.nodes:
-        if n.kind == "test" and n.file and (t := normalize_test(n.id, n.file)):
-            test_entity[t] = n.id
+    for rn in evidence.recon.nodes:
+        if rn.kind == "test" and rn.file and (t := normalize_test(rn.id, rn.file)):
+            test_entity[t] = rn.id
     consumers = [(nid, o) for nid in sorted(seen) for o in obs(nid)
                  if o.obligation == "modify" and any(
                      _consumes(o.target_entity, f.target_entity, evidence) for f in failed)]

@@ -56,16 +56,19 @@ def test_a_compatible_callee_change_is_handed_out_before_its_planned_caller(
     planner = plan(tmp_path, "compatible change: add an optional parameter `limit` with a default")
     assert [(e.from_, e.to) for e in planner.artifact.edges] == [("O2", "O1")]
     view = planner.next()
-    assert view is not None and view.node_id == "O2"
+    assert view is not None
+    assert view.node_id == "O2"
     assert planner.complete("O2").passed
     view = planner.next()
-    assert view is not None and view.node_id == "O1"
+    assert view is not None
+    assert view.node_id == "O1"
 
 
 def test_a_breaking_callee_change_and_its_caller_are_one_atomic_step(tmp_path: Path) -> None:
     planner = plan(tmp_path, "breaking change: make the parameter `limit` required")
     view = planner.next()
-    assert view is not None and view.node_id == "O1_atomic"
+    assert view is not None
+    assert view.node_id == "O1_atomic"
     node = next(n for n in planner.artifact.nodes if n.id == "O1_atomic")
     assert node.members == ["O1", "O2"]
     assert planner.complete("O1_atomic").passed

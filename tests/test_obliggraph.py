@@ -243,8 +243,10 @@ def test_cli_order_reports_a_declared_cycle_with_its_members(
 def _consumer_pair(callee_text: str) -> tuple[list[Obligation], Evidence]:
     """A caller (planned first in the list) and the callee it calls, linked by recon only."""
     ev = Evidence(recon=Recon(
-        nodes=[ReconNode(id="pkg.core", kind="module"), ReconNode(id="pkg.core.get", kind="function"),
-               ReconNode(id="pkg.cli", kind="module"), ReconNode(id="pkg.cli.show", kind="function")],
+        nodes=[ReconNode(id="pkg.core", kind="module"),
+               ReconNode(id="pkg.core.get", kind="function"),
+               ReconNode(id="pkg.cli", kind="module"),
+               ReconNode(id="pkg.cli.show", kind="function")],
         edges=[ReconEdge(src="pkg.core", dst="pkg.core.get", kind="defines"),
                ReconEdge(src="pkg.cli", dst="pkg.cli.show", kind="defines"),
                ReconEdge(src="pkg.cli.show", dst="pkg.core.get", kind="calls")]))
