@@ -24,8 +24,11 @@ caused_by the commit subject plus, for each definition whose parameters change, 
 interface change: "compatible change: adds optional parameter(s) ..." when every old call passing
 the new ones by keyword still binds (parameters only added, each with a default; none removed,
 reordered or made required), else "breaking change: ...".
-The benchmark reads that kind from the commit's own signatures, old vs new, as the author knows
-what they intend; plan07 sees only the sentence, the recon graph and the impact DAG.
+A file holding what existing tests exercise whose bodies the commit rewrites says "breaking change:
+changes behaviour existing tests assert (...)" (the old and the new assertion cannot both pass).
+The benchmark reads these kinds from the commit itself (old vs new signatures, rewritten tests), as
+the author knows what they intend; plan07 sees only the sentence, the recon graph and the impact
+DAG.
 
 Also measured: the recall of consumer files, i.e. of the files the commit changed that call (or
 pass as a value) an entity whose signature it changes, the share recon at the parent links to it:
@@ -152,6 +155,7 @@ class FileChange:
     path: str
     target: str
     changes: list[tuple[str, str, str]] = field(default_factory=list)  # (qualified, kind, what)
+    retested: list[str] = field(default_factory=list)  # existing tests whose body it changes
 
 
 def file_changes(repo: Path, parent: str, commit: str) -> list[FileChange]:
@@ -167,12 +171,39 @@ def file_changes(repo: Path, parent: str, commit: str) -> list[FileChange]:
         best = max(covering, key=lambda d: d.qualname.count("."), default=None)
         target = f"{mod}.{best.qualname}" if best else mod
         fc = FileChange(f, target)
+        old_lines, new_lines = old_src.splitlines(), new_src.splitlines()
         for q, d in old.items():
             k = change_kind(d, new.get(q))
             if k and not q.rpartition(".")[2].startswith("test"):
                 fc.changes.append((f"{mod}.{q}", *k))
+            n = new.get(q)
+            if (q.rpartition(".")[2].startswith("test") and n is not None and d.params is not None
+                    and old_lines[d.start - 1:d.end] != new_lines[n.start - 1:n.end]):
+                fc.retested.append(f"{mod}.{q}")
         out.append(fc)
     return out
+
+
+def behaviour_changes(changes: list[FileChange], ev_path: Path) -> None:
+    """A commit that rewrites existing tests changes behaviour they assert: the files holding what
+    those tests exercise (recon at the parent: their calls, by-name calls, tested entities) say
+    "breaking change", as the author updating those tests knows (no order of separate steps can
+    pass the old and the new assertion)."""
+    ev = json.loads(ev_path.read_text())
+    file_of = {n["id"]: n.get("file") for n in ev["recon"]["nodes"]}
+    retested = {t for c in changes for t in c.retested}
+    hit: dict[str, list[str]] = {}
+    for e in ev["recon"]["edges"]:
+        if e["kind"] in CALL_KINDS and e["src"] in retested:
+            f = file_of.get(e["dst"])
+            if f:
+                hit.setdefault(f, []).append(e["src"])
+    for c in changes:
+        if c.path in hit and not c.retested:
+            tests = sorted(set(hit[c.path]))
+            c.changes.append((c.target, "breaking", "changes behaviour existing tests assert ("
+                              + ", ".join(t.rpartition(".")[2] for t in tests[:3])
+                              + (", ..." if len(tests) > 3 else "") + ")"))
 
 
 # ---- the suite ----------------------------------------------------------------------------------
@@ -261,6 +292,7 @@ def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str,
     if r.returncode != 0:  # a target recon does not know (a new module): recon unseeded
         subprocess.run([*PLAN07, "recon", str(rp.wt), "-o", str(ev)], check=True,
                        capture_output=True, text=True)
+    behaviour_changes(changes, ev)
     obligations, file_of = [], {}
     for i, c in enumerate(changes, 1):
         oid = f"O{i}"
@@ -370,10 +402,11 @@ def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
             baseline = suite.failing(frozenset())
             rp = Replay(wt, checkout, commit, parent, suite, baseline)
             final = suite.failing(frozenset(c.path for c in changes))
+            defining = [c.path for c in changes if c.changes]  # signatures, before run_plan07
             t0 = time.perf_counter()
             p7 = run_plan07(rp, changes, subject, body, tmp)
             plan_s = time.perf_counter() - t0
-            defining = [c.path for c in changes if c.changes]
+
             naive = {
                 "definition_first": run_fixed(rp, defining + [c.path for c in changes
                                                               if c.path not in defining]),
