@@ -73,3 +73,42 @@ def test_a_breaking_callee_change_and_its_caller_are_one_atomic_step(tmp_path: P
     assert node.members == ["O1", "O2"]
     assert planner.complete("O1_atomic").passed
     assert planner.next() is None
+
+
+def test_a_failure_in_the_consumers_tests_merges_them_with_no_model_call(
+        tmp_path: Path) -> None:
+    """The runtime backstop: O1 says nothing of a breaking change, but its check (the consumer's
+    test) fails in the test of O2, which consumes its target: O1 and O2 become one atomic step,
+    offered again without a model call."""
+    obligations = [
+        {"id": "O1", "target_entity": "pkg.store.Store.get", "obligation": "modify",
+         "caused_by": "requirement: the store takes a limit", "dependencies": [],
+         "evidence": "03 recon", "status": "ready", "validation": "tests/test_cli.py::test_show"},
+        {"id": "O2", "target_entity": "pkg.cli.show", "obligation": "modify",
+         "caused_by": "requirement: show passes limit to the store", "dependencies": ["O1"],
+         "evidence": "03 recon", "status": "blocked", "validation": "compile"},
+    ]
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": obligations}))
+    repo = make_repo(tmp_path)
+    planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
+                             state_dir=tmp_path / "state")
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O1"
+    (repo / "pkg" / "store.py").write_text(  # a breaking edit: `limit` is required
+        "class Store:\n    def get(self, key, limit):\n        return key\n")
+    calls = len(planner.usage)
+    assert not planner.complete("O1").passed
+    assert len(planner.usage) == calls  # no model call, no scoped replan
+    assert not any(r.event in ("replanned", "replan_kept") for r in planner.artifact.audit)
+    assert [r.event for r in planner.artifact.audit][-2:] == ["failed", "merged"]
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O1_atomic"
+    node = next(n for n in planner.artifact.nodes if n.id == "O1_atomic")
+    assert (node.members, node.state) == (["O1", "O2"], "pending")
+    assert planner.artifact.revision_history[-1].change.startswith("runtime backstop: O1 failed")
+    (repo / "pkg" / "cli.py").write_text("def show(store, key):\n    return store.get(key, 1)\n")
+    assert planner.complete("O1_atomic").passed
+    assert planner.next() is None
