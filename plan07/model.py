@@ -112,7 +112,8 @@ NodeKind = Literal[
     "module", "class", "function", "method", "test", "migration", "config", "schema"
 ]
 EdgeKind = Literal[
-    "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines"
+    "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines",
+    "by_name", "references",
 ]
 # Impact causes are an open set (any string); which ones order the plan is the rule file's to
 # say (rules/ordering.dl: breaking_cause, consumer_cause, and the "migration" rules).
@@ -196,8 +197,12 @@ class Violation(Strict):
 
 
 class OrderResult(Strict):
+    """The rules' output: the edges to follow, the violations, and the dependency cycles among
+    the edges (each a sorted member list; the scheduler collapses each into one step, §3.3)."""
+
     edges: list[DerivedEdge] = []
     violations: list[Violation] = []
+    cycles: list[list[ObligationId]] = []
 
 
 # ---------------------------------------------------------------------------------------------

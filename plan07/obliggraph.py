@@ -37,6 +37,18 @@ KEYWORDS: dict[str, re.Pattern[str]] = {
         r"|default[\s_-]*(behaviou?r|value)?[\s_-]*(is[\s_-]+)?(preserved|unchanged|kept)", re.I),
     "new_default": re.compile(r"custom|new[\s_-]*default|non[\s_-]*default|override|configured",
                               re.I),
+    # The kind of interface change a modify makes (docs/rules.md "Interface changes").
+    "compatible": re.compile(
+        r"(?<![\w-])compatible[\s_-]+(interface[\s_-]+)?change|backwards?[\s_-]*compatible"
+        r"|optional[\s_-]+(keyword[\s_-]+)?(parameter|argument|keyword|field)"
+        r"|(parameter|argument|keyword|field)s?[\s_-]+with[\s_-]+(a[\s_-]+)?default"
+        r"|keep(s|ing)?[\s_-]+the[\s_-]+old[\s_-]+(form|signature|name)", re.I),
+    "breaking": re.compile(
+        r"breaking[\s_-]+(interface[\s_-]+)?change|backwards?[\s_-]*incompatible"
+        r"|incompatible[\s_-]+(interface[\s_-]+)?change"
+        r"|(remov|renam|drop)\w*[\s_-]+(the[\s_-]+|a[\s_-]+|its[\s_-]+)?(required[\s_-]+)?"
+        r"(parameter|argument|keyword|field|method|function|class|attribute)"
+        r"|(made|make[sn]?)[\s_-]+(\w+[\s_-]+){0,2}required|no[\s_-]+longer[\s_-]+accept", re.I),
 }
 
 
@@ -102,9 +114,29 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> Fact
         if ie.src in keep and ie.dst in keep:
             fs.add("impact", (ie.src, ie.dst, ie.cause),
                    f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
+    _part_of(fs, obligations, evidence, keep)
     for o in obligations:
         _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files)
     return fs
+
+
+def _part_of(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence,
+             keep: set[str]) -> None:
+    """part_of(X, E) for each planned target E that is a recon node: E itself, every node of the
+    neighbourhood defined inside it (dotted prefix), and for a constructor `C.__init__` its class
+    C (calling C calls it)."""
+    ids = {n.id for n in evidence.recon.nodes}
+    for e in sorted({o.target_entity for o in obligations}):
+        if e not in ids:
+            continue
+        src = f"recon node {e} (a planned target)"
+        fs.add("part_of", (e, e), src)
+        for x in sorted(keep):
+            if x.startswith(e + ".") and x in ids:
+                fs.add("part_of", (x, e), f"recon node {x} (defined inside {e})")
+        cls, _, last = e.rpartition(".")
+        if last in ("__init__", "__new__") and cls in ids:
+            fs.add("part_of", (cls, e), f"recon node {cls} (calling it calls {e})")
 
 
 def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, str],
@@ -163,6 +195,8 @@ def _detail(kind: str, a: str, b: str, model: Facts) -> str:
                       "rejected as ungrounded (§3.2)",
         "unplanned_consumer": f"{a} changes a signature {b} consumes, and no obligation "
                               f"targets {b}: the repo would break at that step",
+        "breaking_change": f"{a} makes a breaking change with no widening step and {b} rebinds "
+                           "to it: the scheduler runs them as one atomic step",
     }.get(kind, "")
 
 
@@ -177,7 +211,21 @@ def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
         nodes = [str(a)] if a == b else [str(a), str(b)]
         violations.append(Violation(kind=str(kind), nodes=nodes,
                                     detail=_detail(str(kind), str(a), str(b), model)))
-    return OrderResult(edges=edges, violations=violations)
+    return OrderResult(edges=edges, violations=violations, cycles=cycles_of(edges))
+
+
+def cycles_of(edges: Sequence[DerivedEdge]) -> list[list[str]]:
+    """The dependency cycles among `edges`: each strongly connected component of two or more
+    obligations, members in natural id order (the scheduler collapses each into one step)."""
+    from plan07.graphs import sccs
+    from plan07.schedule import natural_key, sort_ids
+
+    succ: dict[str, list[str]] = {}
+    for e in edges:
+        succ.setdefault(e.from_, []).append(e.to)
+        succ.setdefault(e.to, [])
+    comps = [sort_ids(c) for c in sccs(sort_ids(succ), succ) if len(c) > 1]
+    return sorted(comps, key=lambda c: natural_key(c[0]))
 
 
 def roles(obligations: Sequence[Obligation], evidence: Evidence, *,

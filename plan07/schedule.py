@@ -24,9 +24,12 @@ complete node has left the schedule (its `state` says `complete`).
 
 Checkpoints (§3.3 step 4): CP0 marks the start; CPk closes the steps listed in `after` and
 requires every earlier checkpoint, so reaching it means every earlier obligation is validated.
-One may sit after any step except inside a no-checkpoint span: where the rules flag a change that
-cannot be widened (a violation of a kind in ATOMIC_KINDS), the definition and all its consumers lie
-between the same pair of checkpoints (design.md). Past 32 markers, the allowed boundaries are
+A change the rules flag as breaking with no widening step (a violation of a kind in ATOMIC_KINDS:
+`breaking_change`, rules/ordering.dl) is one atomic step: the definition and the rebinds of its
+planned consumers are merged into one composite validated as one unit, like a collapsed cycle
+(design.md "Compatible vs breaking interface changes"), so no checkpoint or hand-out lies between
+them. Merging can close a cycle through other nodes; that cycle is collapsed into the same
+composite. Past 32 markers, the allowed boundaries are
 thinned evenly: boundary j of the m kept is allowed boundary floor((j+1) * n / m) - 1 of n, so the
 last step always ends on a checkpoint and adjacent steps merge evenly.
 """
@@ -42,10 +45,12 @@ from plan07.graphs import sccs
 from plan07.model import Checkpoint, Evidence, Obligation, OrderResult, PlanDAG, PlanNode
 from plan07.vocab import natural_key, related, sort_ids
 
-# Violation kinds that mark a change the ladder cannot widen: no checkpoint between its nodes.
-ATOMIC_KINDS = frozenset({"cannot_widen", "not_widenable", "unwidenable"})
+# Violation kinds (rules/ordering.dl) whose nodes form one atomic step: a breaking change with no
+# widening step and the rebinds of its planned consumers.
+ATOMIC_KINDS = frozenset({"breaking_change"})
 WEIGHTS = {"lex": 0.4, "cochange": 0.3, "confidence": 0.3}
 COMPOSITE_SUFFIX = "_cycle"
+ATOMIC_SUFFIX = "_atomic"
 
 
 def schedule(
@@ -74,7 +79,8 @@ def schedule(
                 )
 
     scores, followed = _branches(by_id, edges, evidence)
-    composite_of, members_of = _collapse(followed, edges)
+    atomic = [v.nodes for v in order.violations if v.kind in ATOMIC_KINDS]
+    composite_of, members_of, atomic_ids = _collapse(followed, edges, atomic)
     plan_id = {o: composite_of.get(o, o) for o in by_id}
     plan_edges = sort_pairs(
         {(plan_id[a], plan_id[b]) for a, b in edges if plan_id[a] != plan_id[b]}
@@ -90,7 +96,8 @@ def schedule(
     alternative: list[str] = []
     for nid in sort_ids(plan_id.values()):
         if nid in members_of:
-            node = _composite(nid, [by_id[m] for m in members_of[nid]], preds[nid], plan_edges)
+            node = _composite(nid, [by_id[m] for m in members_of[nid]], preds[nid], plan_edges,
+                              atomic=nid in atomic_ids)
         else:
             deps = preds[nid] if nid in preds else [a for a, b in plan_edges if b == nid]
             node = PlanNode(
@@ -113,7 +120,7 @@ def schedule(
         ready=ready,
         blocked=blocked,
         alternative=alternative,
-        checkpoints=_checkpoints(steps_order, _atomic_spans(order, plan_id, steps_order)),
+        checkpoints=_checkpoints(steps_order),
         branch_scores={n: scores[n] for n in sort_ids(scores)},
     )
 
@@ -209,8 +216,11 @@ def branch_score(target: str, evidence: Evidence) -> float:
 
 
 def _collapse(
-    followed: list[str], edges: list[tuple[str, str]]
-) -> tuple[dict[str, str], dict[str, list[str]]]:
+    followed: list[str], edges: list[tuple[str, str]], atomic: Sequence[Sequence[str]] = ()
+) -> tuple[dict[str, str], dict[str, list[str]], set[str]]:
+    """Composites: each strongly connected component of two or more nodes (§3.3 step 2) and each
+    atomic group (the nodes of an ATOMIC_KINDS violation), merged until the graph of groups has
+    no cycle. Returns member -> composite id, composite id -> members, the atomic composites."""
     inside = set(followed)
     succ: dict[str, list[str]] = {n: [] for n in followed}
     for a, b in edges:
@@ -222,21 +232,59 @@ def _collapse(
                     field=f"{a}.dependencies",
                 )
             succ[a].append(b)
-    # §3.3 step 2: each strongly connected component of two or more nodes is one cycle.
-    cycles = [sort_ids(c) for c in sccs(followed, succ) if len(c) > 1]
+    root = {n: n for n in followed}
+
+    def find(x: str) -> str:
+        while root[x] != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    def union(xs: Sequence[str]) -> bool:
+        rs = sorted({find(x) for x in xs}, key=natural_key)
+        for r in rs[1:]:
+            root[r] = rs[0]
+        return len(rs) > 1
+
+    atomic_members: set[str] = set()
+    for group in atomic:
+        members = [n for n in group if n in inside]
+        if len(members) > 1:
+            union(members)
+            atomic_members.update(members)
+    while True:  # a merge can close a cycle through other nodes: collapse it too, until none
+        groups = sort_ids(find(n) for n in followed)
+        gsucc: dict[str, list[str]] = {g: [] for g in groups}
+        for a in followed:
+            for b in succ[a]:
+                if find(a) != find(b):
+                    gsucc[find(a)].append(find(b))
+        merged = [union(c) for c in sccs(groups, gsucc) if len(c) > 1]
+        if not any(merged):
+            break
+    comps: dict[str, list[str]] = {}
+    for n in followed:
+        comps.setdefault(find(n), []).append(n)
     composite_of: dict[str, str] = {}
     members_of: dict[str, list[str]] = {}
-    for i, comp in enumerate(sorted(cycles, key=lambda c: natural_key(c[0])), start=1):
-        cid = comp[0] + COMPOSITE_SUFFIX
+    atomic_ids: set[str] = set()
+    multi = sorted((sort_ids(c) for c in comps.values() if len(c) > 1),
+                   key=lambda c: natural_key(c[0]))
+    for i, comp in enumerate(multi, start=1):
+        is_atomic = bool(atomic_members & set(comp))
+        cid = comp[0] + (ATOMIC_SUFFIX if is_atomic else COMPOSITE_SUFFIX)
         if len(cid) > caps.ID_MAX_CHARS:
-            cid = f"cycle{i}"
+            cid = f"{'atomic' if is_atomic else 'cycle'}{i}"
         members_of[cid] = comp
         composite_of.update({m: cid for m in comp})
-    return composite_of, members_of
+        if is_atomic:
+            atomic_ids.add(cid)
+    return composite_of, members_of, atomic_ids
 
 
 def _composite(
-    cid: str, members: list[Obligation], deps: list[str], edges: list[tuple[str, str]]
+    cid: str, members: list[Obligation], deps: list[str], edges: list[tuple[str, str]], *,
+    atomic: bool = False,
 ) -> PlanNode:
     verbs = {m.obligation for m in members}
     verb = next(v for v in ("modify", "preserve", "validate") if v in verbs)
@@ -249,9 +297,14 @@ def _composite(
         id=cid,
         target_entity=targets,
         obligation=verb,
-        caused_by=f"cycle collapse (§3.3 step 2): {ids} require each other"[: caps.FIELD_MAX_CHARS],
+        caused_by=(f"atomic step (rules: breaking_change): {ids} change an interface with no "
+                   "widening step and rebind its consumers, so no order of separate steps keeps "
+                   "the repository valid" if atomic else
+                   f"cycle collapse (§3.3 step 2): {ids} require each other")[
+            : caps.FIELD_MAX_CHARS],
         dependencies=_fit_deps(cid, deps, edges),
-        evidence="composite of a dependency cycle; validated as one unit"[
+        evidence=("composite of a breaking change and its consumers' rebinds; validated as one "
+                  "unit" if atomic else "composite of a dependency cycle; validated as one unit")[
             : caps.EVIDENCE_MAX_CHARS
         ],
         status="blocked",
@@ -322,23 +375,9 @@ def _toposort(steps: list[str], preds: dict[str, list[str]]) -> list[str]:
 # §3.3 step 4: checkpoints
 
 
-def _atomic_spans(
-    order: OrderResult, plan_id: dict[str, str], steps: list[str]
-) -> list[tuple[int, int]]:
-    pos = {n: i for i, n in enumerate(steps, start=1)}
-    spans = []
-    for v in order.violations:
-        if v.kind not in ATOMIC_KINDS:
-            continue
-        at = [pos[plan_id[n]] for n in v.nodes if n in plan_id and plan_id[n] in pos]
-        if len(at) > 1:
-            spans.append((min(at), max(at)))
-    return spans
-
-
-def _checkpoints(steps: list[str], spans: list[tuple[int, int]]) -> list[Checkpoint]:
+def _checkpoints(steps: list[str]) -> list[Checkpoint]:
     n = len(steps)
-    allowed = [k for k in range(1, n + 1) if not any(lo <= k < hi for lo, hi in spans)]
+    allowed = list(range(1, n + 1))
     room = caps.MAX_CHECKPOINTS - 1  # CP0 marks the start
     if len(allowed) > room:
         allowed = [allowed[(j + 1) * len(allowed) // room - 1] for j in range(room)]

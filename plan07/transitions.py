@@ -168,6 +168,8 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
     node.state = "failed"
     A.record(art, node_id, "failed", f"validation failed: {verdict.check} ({verdict.kind})",
              time=time)
+    if merge_consumers(art, node_id, verdict, evidence, time=time):
+        return Settled()
     spent = A.bounds(art, node_id)
     # runtime-structured retry (plan07.retry): classified without a model
     d = retry.decide(retry.facts_of(art, node_id, evidence), verdict.kind, verdict.output_tail,
@@ -205,6 +207,30 @@ def digest_of(art: PlanArtifact, node: PlanNode) -> str | None:
     its bounds, so only a node being retried, locally or re-decomposed under its id, has one)."""
     b = art.bounds.get(node.id)
     return (b.digest or None) if b is not None and node.state != "complete" else None
+
+
+def merge_consumers(art: PlanArtifact, node_id: str, verdict: Verdict, evidence: Evidence, *,
+                    time: str) -> bool:
+    """The runtime backstop (plan07.backstop): when every failing test of the failed node's
+    check belongs to a pending dependent consuming its target, the change was breaking: the
+    node and those dependents become one atomic step (the rules' `breaking_change` violation),
+    offered again with no model call. False (nothing changed) when the failure is not theirs."""
+    from plan07.backstop import merge_group
+
+    merged = merge_group(art.nodes, art.collapsed, node_id, verdict.output_tail, evidence)
+    if not merged:
+        return False
+    members = A.node(art, node_id).members or [node_id]
+    try:
+        A.splice(art, A.obligations_of(art), edges=art.edges,
+                 violations=[*art.violations, *merged], evidence=evidence, pending=members)
+    except (InputError, PlanStateError):  # the scheduler refused the merge: a plain failure
+        return False
+    joined = sort_ids({n for v in merged for n in v.nodes})
+    A.revise(art, f"runtime backstop: {node_id} failed in its consumers' tests; "
+             f"{', '.join(joined)} merged into one atomic step", node_id, time=time)
+    A.record(art, node_id, "merged", merged[0].detail[: caps.FIELD_MAX_CHARS], time=time)
+    return True
 
 
 def mark(art: PlanArtifact) -> tuple[int, str]:

@@ -85,4 +85,5 @@ def test_shipped_rules_declare_every_relation_and_output_what_plan07_reads() -> 
     assert set(prog.outputs) <= set(prog.decls)
     # the constants plan07's Python uses are the program's own facts, not a copy
     assert constants("breaking_cause") == ("sig_change", "schema_change")
-    assert constants("consume_kind") == ("calls", "imports", "inherits", "uses_type", "reads")
+    assert constants("consume_kind") == ("calls", "imports", "inherits", "uses_type", "reads",
+                                         "by_name", "references")

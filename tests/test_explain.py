@@ -148,7 +148,8 @@ def test_cli_explain_unknown_violation_kind_is_bad_input(
     assert main(["explain", "--violation", "nosuch", "O1", *args]) == 2
     err = capsys.readouterr().err
     assert err == ("error: --violation: unknown violation kind 'nosuch'; known kinds: "
-                   "contradicts_ladder, ungrounded, unknown_dependency, unplanned_consumer\n")
+                   "breaking_change, contradicts_ladder, ungrounded, unknown_dependency, "
+                   "unplanned_consumer\n")
 
 
 def test_cli_explain_from_state_evidence_sidecar_or_flag(

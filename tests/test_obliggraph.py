@@ -224,3 +224,47 @@ def test_obligation_file_caps_name_the_cap(tmp_path: Path, key: str, value: obje
     (tmp_path / "big.json").write_text(json.dumps(big))
     assert main(["order", "--obligations", str(tmp_path / "big.json")]) == 2
     assert "(cap MAX_OBLIGATIONS=64)" in capsys.readouterr().err
+
+
+def test_cli_order_reports_a_declared_cycle_with_its_members(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    obs = [ob("O1", dependencies=["O2"], target="pkg.a"), ob("O2", dependencies=["O1"],
+                                                            target="pkg.b"), ob("O3")]
+    (tmp_path / "o.json").write_text(json.dumps([o.model_dump() for o in obs]))
+    assert main(["order", "--obligations", str(tmp_path / "o.json")]) == 0
+    out = capsys.readouterr().out
+    assert "1 cycle(s)" in out
+    assert "cycle O1 O2: they require each other; the scheduler collapses them into one step" in out
+    assert main(["order", "--obligations", str(tmp_path / "o.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cycles"] == [["O1", "O2"]]
+    assert derive_order([ob("O1"), ob("O2", dependencies=["O1"])], Evidence()).cycles == []
+
+
+def _consumer_pair(callee_text: str) -> tuple[list[Obligation], Evidence]:
+    """A caller (planned first in the list) and the callee it calls, linked by recon only."""
+    ev = Evidence(recon=Recon(
+        nodes=[ReconNode(id="pkg.core", kind="module"),
+               ReconNode(id="pkg.core.get", kind="function"),
+               ReconNode(id="pkg.cli", kind="module"),
+               ReconNode(id="pkg.cli.show", kind="function")],
+        edges=[ReconEdge(src="pkg.core", dst="pkg.core.get", kind="defines"),
+               ReconEdge(src="pkg.cli", dst="pkg.cli.show", kind="defines"),
+               ReconEdge(src="pkg.cli.show", dst="pkg.core.get", kind="calls")]))
+    return [ob("O1", target="pkg.cli", caused_by="pass the new keyword"),
+            ob("O2", target="pkg.core.get", caused_by=callee_text)], ev
+
+
+@pytest.mark.parametrize("engine", ["pydatalog", "clingo"])
+def test_compatible_callee_precedes_its_planned_caller_module(engine: str) -> None:
+    obs, ev = _consumer_pair("compatible change: a new optional parameter `limit` with a default")
+    res = derive_order(obs, ev, engine=engine)
+    assert [(e.from_, e.to, e.rule) for e in res.edges] == [("O2", "O1", "widen_before_rebind")]
+    assert res.violations == []
+
+
+@pytest.mark.parametrize("engine", ["pydatalog", "clingo"])
+def test_breaking_callee_and_its_caller_are_flagged_atomic(engine: str) -> None:
+    obs, ev = _consumer_pair("breaking change: remove the parameter `key`")
+    res = derive_order(obs, ev, engine=engine)
+    assert res.edges == []
+    assert [(v.kind, v.nodes) for v in res.violations] == [("breaking_change", ["O2", "O1"])]

@@ -207,13 +207,28 @@ def test_checkpoints_between_steps_at_most_32_evenly_merged() -> None:
     assert [n for c in big.checkpoints for n in c.after] == ids
 
 
-def test_no_checkpoint_between_an_unwidenable_definition_and_its_consumers() -> None:
+def test_a_breaking_change_and_its_consumers_rebinds_are_one_atomic_step() -> None:
     ids = ["O1", "O2", "O3", "O4"]
-    flag = Violation(kind="cannot_widen", nodes=["O1", "O3"], detail="positional rename")
+    flag = Violation(kind="breaking_change", nodes=["O1", "O3"], detail="parameter removed")
     dag = schedule([ob(i) for i in ids], order(("O1", "O2"), ("O2", "O3"), ("O3", "O4"),
                                                violations=(flag,)), NONE)
-    assert [c.step for c in dag.checkpoints] == [0, 3, 4]
-    assert dag.checkpoints[1].after == ["O1", "O2", "O3"]
+    # merging O1 with O3 closes the cycle O1 -> O2 -> O3 -> O1: O2 joins the same step
+    comp = next(n for n in dag.nodes if n.cycle_collapsed)
+    assert (comp.id, comp.members) == ("O1_atomic", ["O1", "O2", "O3"])
+    assert comp.caused_by.startswith("atomic step (rules: breaking_change)")
+    assert dag.edges == [("O1_atomic", "O4")]
+    assert [c.after for c in dag.checkpoints] == [[], ["O1_atomic"], ["O4"]]
+
+
+def test_an_atomic_group_with_no_path_between_merges_only_its_members() -> None:
+    flag = Violation(kind="breaking_change", nodes=["O2", "O3"], detail="")
+    dag = schedule([ob(i) for i in ("O1", "O2", "O3")], order(("O1", "O3"), violations=(flag,)),
+                   NONE)
+    assert [(n.id, n.members) for n in dag.nodes] == [("O1", []), ("O2_atomic", ["O2", "O3"])]
+    assert dag.edges == [("O1", "O2_atomic")]
+    other = schedule([ob("O1"), ob("O2")], order(("O1", "O2"), violations=(
+        Violation(kind="unplanned_consumer", nodes=["O1", "O2"]),)), NONE)
+    assert not any(n.cycle_collapsed for n in other.nodes)  # only ATOMIC_KINDS merge
 
 
 @settings(max_examples=60, deadline=None)

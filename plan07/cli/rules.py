@@ -30,11 +30,15 @@ def order(
     if as_json:
         print_json(result)
         return
-    typer.echo(f"{len(result.edges)} edge(s), {len(result.violations)} violation(s) [{engine}]")
+    typer.echo(f"{len(result.edges)} edge(s), {len(result.violations)} violation(s), "
+               f"{len(result.cycles)} cycle(s) [{engine}]")
     for e in result.edges:
         typer.echo(f"  {e.from_} -> {e.to}  {e.rule}")
     for v in result.violations:
         typer.echo(f"  violation {v.kind} {' '.join(v.nodes)}: {v.detail}")
+    for c in result.cycles:
+        typer.echo(f"  cycle {' '.join(c)}: they require each other; the scheduler collapses "
+                   f"them into one step ({c[0]}_cycle, validated as one unit)")
 
 
 def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str]:

@@ -32,6 +32,8 @@ class Def:
     decorators: list[Chain] = field(default_factory=list)
     annotations: list[Chain] = field(default_factory=list)
     calls: list[CallRef] = field(default_factory=list)
+    by_name: list[CallRef] = field(default_factory=list)  # `x.m()`, x of unknown type: ("m",)
+    refs: list[Chain] = field(default_factory=list)  # names passed as values (`Thread(target=f)`)
     attr_types: dict[str, Chain] = field(default_factory=dict)  # class: self.x / x: T -> T
     params: list[str] = field(default_factory=list)  # function: parameter names, in order
     returns: Chain | None = None  # function: the one class its return annotation names
@@ -53,5 +55,7 @@ class ModuleFacts:
     imports: list[str] = field(default_factory=list)  # every imported qualified name, in order
     defs: list[Def] = field(default_factory=list)
     top_calls: list[CallRef] = field(default_factory=list)  # calls at module level
+    top_by_name: list[CallRef] = field(default_factory=list)  # by-name calls at module level
+    top_refs: list[Chain] = field(default_factory=list)  # values at module level (registries)
     var_types: dict[str, Chain | None] = field(default_factory=dict)  # module variable -> class
     migration_models: list[str] = field(default_factory=list)  # Django models a migration touches

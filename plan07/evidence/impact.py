@@ -3,6 +3,7 @@ each labelled with a cause and a confidence that decays with depth. Pure (recon 
 
 Relations, read backwards along recon edges (X -> S in recon gives S -> X here):
   CalledBy     X calls S                 SubclassedBy  class X inherits S
+  CalledByName X may call S (by name)    ReferencedBy  X passes S as a value (a callback)
   OverriddenBy X is S's method redefined in a subclass
   UsedBy       X annotates with S        ImportedBy    module X imports S
   TestedBy     test X exercises S        MigratedBy    migration X writes model S
@@ -20,6 +21,8 @@ from plan07.model import ImpactEdge, Recon
 # (recon edge kind, relation it reads as backwards, confidence of one step)
 RELATIONS = {
     "calls": ("CalledBy", 0.9),
+    "by_name": ("CalledByName", 0.5),  # a may-call guessed by the method name: lower confidence
+    "references": ("ReferencedBy", 0.8),
     "inherits": ("SubclassedBy", 0.8),
     "uses_type": ("UsedBy", 0.7),
     "imports": ("ImportedBy", 0.6),
@@ -41,8 +44,10 @@ def cause(relation: str, src_kind: str, dst_kind: str, *, relies_on_default: boo
         return "default_change"  # a config type's consumers see its defaults
     if src_kind == "schema":
         return "schema_change"
-    if relation == "CalledBy":
+    if relation in ("CalledBy", "CalledByName"):
         return "default_change" if relies_on_default else "sig_change"
+    if relation == "ReferencedBy":
+        return "sig_change"  # a callback keeps the signature its eventual caller passes
     if relation == "OverriddenBy":
         return "sig_change"  # an override must keep the signature it overrides
     return "consumer_rebind"  # subclasses, annotations, importers rebind to the new shape
@@ -71,7 +76,8 @@ def impact(
     for e in recon.edges:
         if e.kind == "defines":
             members[e.src].append(e.dst)
-        if e.kind in RELATIONS and not (e.kind == "calls" and kinds.get(e.src) == "test"):
+        if e.kind in RELATIONS and not (e.kind in ("calls", "by_name")
+                                        and kinds.get(e.src) == "test"):
             rel, conf = RELATIONS[e.kind]
             back[e.dst].append((e.src, rel, conf))
         if e.kind == "inherits":

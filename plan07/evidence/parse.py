@@ -161,11 +161,21 @@ class _Walker:
                 known[name.id] = held if known.get(name.id, held) == held else None
 
     def _stmt_calls(self, nodes: list[ast.AST], cls: Def | None) -> None:
+        """Calls and values at module or class level; an unresolved call is judged by resolve
+        (these scopes have no local types), a receiver that is no dotted name is by-name here."""
         sink = cls.calls if cls is not None else self.mf.top_calls
+        by_name = cls.by_name if cls is not None else self.mf.top_by_name
+        refs = cls.refs if cls is not None else self.mf.top_refs
         for n in nodes:
-            for c in walk(n, ast.Call):
-                if isinstance(c, ast.Call) and (ch := chain_of(c.func)):
-                    sink.append(_call_ref(c, ch))
+            for x in walk(n, _VALUE_HOLDERS):
+                if isinstance(x, ast.Call):
+                    if ch := chain_of(x.func):
+                        sink.append(_call_ref(x, ch))
+                    elif isinstance(x.func, ast.Attribute):  # `xs[0].m()`, `(a or b).m()`
+                        by_name.append(_call_ref(x, (x.func.attr,)))
+                for v in _values(x):
+                    if ch := chain_of(v):
+                        refs.append(ch)
 
     def klass(self, node: ast.ClassDef, *, prefix: str, outer: Def | None) -> None:
         qual = f"{prefix}{node.name}"
@@ -176,6 +186,7 @@ class _Walker:
         test = self.mf.is_test_file and node.name.startswith("Test") and outer is None
         d = Def(qual, "test" if test else "class", node.lineno, "", first_doc_line(node),
                 bases=bases, decorators=decos, structured=struct)
+        _decorator_calls(node, d)
         self.mf.defs.append(d)
         self.body(node.body, prefix=qual + ".", cls=d)
         d.signature = class_signature(node, fields=False)
@@ -197,6 +208,7 @@ class _Walker:
         d = Def(f"{prefix}{node.name}", kind, node.lineno, func_signature(node),
                 first_doc_line(node), decorators=decos, params=params,
                 defaults=len(a.defaults) + sum(x is not None for x in a.kw_defaults))
+        _decorator_calls(node, d)
         for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
             d.annotations += type_chains(p.annotation)
         d.annotations += type_chains(node.returns)
@@ -225,9 +237,46 @@ def _deco(d: ast.expr) -> ast.expr:
     return d.func if isinstance(d, ast.Call) else d
 
 
+def _decorator_calls(node: ast.ClassDef | Scope, d: Def) -> None:
+    """`@deco` is `f = deco(f)` and `@deco(...)` calls deco: the decorated definition calls its
+    decorators (evaluated in the enclosing scope, so resolved like the module's names); names
+    passed to a decorator call (`@option(callback=check)`) are values it references."""
+    for x in node.decorator_list:
+        if isinstance(x, ast.Call):
+            if ch := chain_of(x.func):
+                d.calls.append(_call_ref(x, ch))
+            d.refs += [ch for v in _values(x) if (ch := chain_of(v))]
+        elif ch := chain_of(x):
+            d.calls.append(CallRef(ch, 1, ()))
+
+
+# Nodes that hold values: a call's arguments, a registry's entries, an assignment's right side.
+_VALUE_HOLDERS = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Assign)
+
+
+def _values(x: ast.AST) -> list[ast.expr]:
+    """The plain names/attributes `x` holds as values (not called there): `Thread(target=f)`,
+    `{"a": f}`, `[f, g]`, `handler = f`. Resolution keeps those naming an in-repo function."""
+    if isinstance(x, ast.Call):
+        vals = [*x.args, *(k.value for k in x.keywords)]
+    elif isinstance(x, ast.Dict):
+        vals = list(x.values)
+    elif isinstance(x, ast.List | ast.Tuple | ast.Set):
+        if not isinstance(getattr(x, "ctx", ast.Load()), ast.Load):
+            return []
+        vals = list(x.elts)
+    elif isinstance(x, ast.Assign):
+        vals = [x.value]
+    else:
+        return []
+    return [v for v in vals if isinstance(v, ast.Name | ast.Attribute)
+            and isinstance(v.ctx, ast.Load)]
+
+
 _SCANNED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension,
             ast.withitem, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-            ast.arg, ast.NamedExpr, ast.Call)
+            ast.arg, ast.NamedExpr, ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set)
+_CONTAINERS = {ast.Dict, ast.List, ast.Tuple, ast.Set}
 
 
 class _Body:
@@ -250,10 +299,14 @@ class _Body:
                 self._bind(p.arg, simple_type(p.annotation))
         nodes = [n for st in fn.body for n in walk(st, _SCANNED)]
         calls: list[ast.Call] = []
+        holders: list[ast.AST] = []
         for n in nodes:  # pass 1: what each local name holds
             if n.__class__ is ast.Call:  # most nodes: keep for pass 2
                 calls.append(n)
+            elif n.__class__ in _CONTAINERS:
+                holders.append(n)
             elif isinstance(n, ast.Assign):
+                holders.append(n)
                 t = _constructed(n.value)
                 for tgt in n.targets:
                     self._target(tgt, t)
@@ -271,8 +324,17 @@ class _Body:
             elif isinstance(n, ast.NamedExpr):
                 self._target(n.target, _constructed(n.value))
         for c in calls:  # pass 2: the calls, through those local types
-            if (ch := chain_of(c.func)) and (ch := self._rewrite(ch)) is not None:
-                self.d.calls.append(_call_ref(c, ch))
+            ch = chain_of(c.func)
+            r = self._rewrite(ch) if ch else None
+            if r is not None:
+                self.d.calls.append(_call_ref(c, r))
+            elif isinstance(c.func, ast.Attribute) and (ch is None or len(ch) > 1):
+                # `x.m()` with x of unknown type: a may-call of any in-repo `m` (resolve decides)
+                self.d.by_name.append(_call_ref(c, (c.func.attr,)))
+        for h in [*calls, *holders]:  # values passed along: callbacks, registries
+            for v in _values(h):
+                if (ch := chain_of(v)) and (r := self._rewrite(ch)) is not None:
+                    self.d.refs.append(r)
 
     def _target(self, tgt: ast.expr, t: Chain | None) -> None:
         if isinstance(tgt, ast.Name):

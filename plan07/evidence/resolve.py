@@ -1,11 +1,15 @@
 """Cross-file resolution: every module's raw facts -> the recon graph (qualified nodes, typed
-edges). Pure. A reference that cannot be resolved to an entity of this repository is dropped,
-never guessed (design.md "Evidence bundle"; docs/evidence.md "Recon").
+edges). Pure. A reference resolved by type and import is a `calls`/`references` edge; a method
+call on a receiver of unknown type (`obj.m()` on an untyped parameter) is kept as a lower-
+confidence may-call `by_name` edge to the in-repo methods named `m`, unless that name is
+ambiguous (more than BY_NAME_MAX_FAMILIES unrelated definitions, or BY_NAME_MAX_TARGETS in all);
+anything else unresolved (builtins, other packages) is dropped (docs/evidence.md "Recon").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import builtins
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -22,6 +26,13 @@ SCHEMA_BASES = {  # external bases that make a class a schema type (resolved dot
 }
 CONFIG_BASES = {"pydantic_settings.BaseSettings", "pydantic.BaseSettings"}
 MAX_ALIAS_HOPS = 12
+# by_name may-call edges (design.md "Consumers in untyped Python"): a method name defined by more
+# unrelated class hierarchies than this (a `get`, `run`, `close` of many classes) says nothing
+# about which one a call reaches, so it gets no edge; nor does one with more definitions in all.
+BY_NAME_MAX_FAMILIES = 4
+BY_NAME_MAX_TARGETS = 12
+CALLABLE_KINDS = {"function", "method"}
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass
@@ -45,6 +56,7 @@ class _Index:
         self._canon: dict[str, str | None] = {}
         self._mro: dict[str, list[str]] = {}
         self._busy: set[str] = set()
+        self._by_name: dict[str, list[str]] | None = None
         for m in modules:
             if m.name in self.modules:
                 self.warnings.append(f"{m.file}: module {m.name} already read from "
@@ -65,6 +77,8 @@ class _Index:
                 if eid in self.defs:  # @overload stubs, or if/else twins: one entity
                     prev = self.defs[eid][1]
                     d.calls = prev.calls + d.calls
+                    d.by_name = prev.by_name + d.by_name
+                    d.refs = prev.refs + d.refs
                     d.annotations = prev.annotations + d.annotations
                     d.attr_types = {**prev.attr_types, **d.attr_types}
                 self.defs[eid] = (m, d)
@@ -179,6 +193,54 @@ class _Index:
         q = self.qualify(m, chain, cls)
         return self.canon(q) if q else None
 
+    def unknown_receiver(self, m: ModuleFacts, chain: Chain, cls: str | None) -> bool:
+        """Whether an unresolved call `chain` is a method call on a receiver whose type is not
+        known (a by-name candidate), rather than a call into another package or a builtin."""
+        if len(chain) < 2 or chain[0] == "super":
+            return False
+        head = chain[0]
+        if head == "self":  # self.m() not found in-repo is an external base's; self.x.m() is not
+            return len(chain) > 2 and cls is not None
+        if head in m.bindings or head in _BUILTINS:
+            target = m.bindings.get(head)
+            if target is None:
+                return False
+            # `f().m()` / `mod.f().m()` with f in-repo and no return type: unknown receiver
+            return any(self.kind.get(c) in CALLABLE_KINDS
+                       for c in [self.canon(".".join([target, *chain[1:i]]))
+                                 for i in range(1, len(chain))] if c)
+        if f"{m.name}.{head}" in self.defs:
+            base = f"{m.name}.{head}"
+            return any(self.kind.get(c) in CALLABLE_KINDS
+                       for c in [self.canon(".".join([base, *chain[1:i]]))
+                                 for i in range(1, len(chain))] if c)
+        return True  # an untyped module-level variable or an undefined name
+
+    def by_name(self, name: str) -> list[str]:
+        """The in-repo methods named `name` a by-name call may reach; [] when ambiguous."""
+        if self._by_name is None:
+            table: dict[str, list[str]] = {}
+            for eid in self.defs:
+                if self.kind[eid] == "method":
+                    table.setdefault(eid.rpartition(".")[2], []).append(eid)
+            self._by_name = table
+        if name.startswith("__") and name.endswith("__"):
+            return []  # dunders are protocol methods every class may have
+        found = self._by_name.get(name, [])
+        if not found or len(found) > BY_NAME_MAX_TARGETS:
+            return []
+        families = {self.family_root(e) for e in found}
+        return sorted(found) if len(families) <= BY_NAME_MAX_FAMILIES else []
+
+    def family_root(self, method: str) -> str:
+        """The topmost in-repo class defining `method`'s name in its owner's bases: overrides of
+        one method are one family."""
+        owner, _, name = method.rpartition(".")
+        if self.kind.get(owner) not in CLASSLIKE:
+            return method
+        roots = [c for c in self.mro(owner) if f"{c}.{name}" in self.kind]
+        return f"{roots[-1]}.{name}"
+
 
 def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
     """Nodes and edges of the whole repository from its modules' facts (sorted, deduplicated)."""
@@ -201,7 +263,8 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
                 add(name, ix.canon(target.rpartition(".")[0]) if target in ix.defs else None,
                     "imports")  # the symbol's own module is imported too
             add(name, target, "imports")
-        _calls(ix, out, add, name, m, None, m.top_calls, test=False)
+        _calls(ix, out, add, name, m, None, m.top_calls, test=False, by_name=m.top_by_name,
+               refs=m.top_refs)
         for model in _migration_targets(ix, m):
             add(name, model, "writes")
     for eid, (m, d) in ix.defs.items():
@@ -221,7 +284,8 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
             t = ix.resolve(m, c, ix.owner_class(eid))
             if t is not None and ix.kind[t] in CLASSLIKE and ix.kind[t] != "test":
                 add(eid, t, "uses_type")
-        _calls(ix, out, add, eid, m, cls, d.calls, test=kind == "test")
+        _calls(ix, out, add, eid, m, cls, d.calls, test=kind == "test", by_name=d.by_name,
+               refs=d.refs)
         _arity(ix, out, eid, d)
     out.nodes.sort(key=lambda n: n.id)
     out.edges = [ReconEdge(src=s, dst=t, kind=cast(EdgeKind, k)) for s, t, k in sorted(edges)]
@@ -233,17 +297,38 @@ def _node(eid: str, kind: str, file: str, line: int, signature: str | None) -> R
 
 
 def _calls(ix: _Index, out: ReconResult, add: Callable[[str, str | None, str], None], src: str,
-           m: ModuleFacts, cls: str | None, calls: list[CallRef], *, test: bool) -> None:
+           m: ModuleFacts, cls: str | None, calls: list[CallRef], *, test: bool,
+           by_name: Sequence[CallRef] = (), refs: Sequence[Chain] = ()) -> None:
+    resolved: set[str] = set()
+    guesses: list[CallRef] = list(by_name)
     for c in calls:
         dst = ix.resolve(m, c.chain, cls)
-        if dst is None or ix.kind[dst] in ("module", "migration"):
+        if dst is None:
+            if ix.unknown_receiver(m, c.chain, cls):
+                guesses.append(CallRef((c.chain[-1],), c.nargs, c.keywords))
             continue
+        if ix.kind[dst] in ("module", "migration"):
+            continue
+        resolved.add(dst)
         add(src, dst, "calls")
         if test and ix.kind[dst] != "test":
             add(src, dst, "tests")  # a test exercises what it calls (§3.2: tests anchor success)
-        passed = 10_000 if "**" in c.keywords else c.nargs + len(c.keywords)
-        key = (src, dst)
-        out.passed[key] = min(out.passed.get(key, passed), passed)
+        _passed(out, src, dst, c)
+    for c in guesses:  # may-calls by name (lower confidence in impact), never beside a resolved one
+        for dst in ix.by_name(c.chain[-1]):
+            if dst not in resolved and not dst.startswith(src + ".") and dst != src:
+                add(src, dst, "by_name")
+                _passed(out, src, dst, c)
+    for ch in refs:  # a function passed as a value: a reference (callback, registry, handler)
+        dst = ix.resolve(m, ch, cls)
+        if dst is not None and ix.kind[dst] in CALLABLE_KINDS:
+            add(src, dst, "references")
+
+
+def _passed(out: ReconResult, src: str, dst: str, c: CallRef) -> None:
+    passed = 10_000 if "**" in c.keywords else c.nargs + len(c.keywords)
+    key = (src, dst)
+    out.passed[key] = min(out.passed.get(key, passed), passed)
 
 
 def _arity(ix: _Index, out: ReconResult, eid: str, d: Def) -> None:

@@ -57,6 +57,10 @@ Rules:
   to accept the new form while keeping the old one (a parameter with a default, the old name as an
   alias), validated by its consumers' existing tests; then one modify per consumer that rebinds to
   the new form, depending on the widen; a narrow that removes the old form, if any, comes last.
+- Say in a modify's caused_by which kind of interface change it makes: "compatible change" (a new
+  optional parameter with a default, the old form kept: its consumers rebind after it) or
+  "breaking change" (a parameter removed, renamed or made required: with no widen before it, it
+  and its consumers' rebinds are validated together as one step).
 - Preserve the old default behaviour before anything that relies on the new default.
 - A test the requirement names that does not exist yet is defined by a modify (target: the test
   id) before the validate that runs it.
