@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-METRICS = ("retry_tokens", "consistency", "resolve_rate", "tokens", "cost")
+from plan07.ab.stats import METRICS, cost_of  # one home: the bootstrap reads them too
+
 # (input $/1M tokens, output $/1M tokens). An assumption the user can override (--price):
 # DeepSeek's published chat prices, the spec's weak model family.
 DEFAULT_PRICE = (0.27, 1.10)
@@ -33,13 +34,6 @@ class Stat:
 
     def to_dict(self) -> dict[str, Any]:
         return {"mean": self.mean, "std": self.std, "runs": list(self.runs)}
-
-
-def cost_of(r: dict[str, Any], price: tuple[float, float]) -> float:
-    pin, pout = price
-    prompt = r["prompt_tokens"] + r["plan_prompt_tokens"]
-    completion = r["completion_tokens"] + r["plan_completion_tokens"]
-    return float(prompt * pin + completion * pout) / 1e6
 
 
 def per_run(rows: Sequence[dict[str, Any]], price: tuple[float, float]) -> dict[str, float]:

@@ -17,7 +17,15 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plan07.ab.metrics import METRICS, cost_of
+METRICS = ("retry_tokens", "consistency", "resolve_rate", "tokens", "cost")
+
+
+def cost_of(r: dict[str, Any], price: tuple[float, float]) -> float:
+    pin, pout = price
+    prompt = r["prompt_tokens"] + r["plan_prompt_tokens"]
+    completion = r["completion_tokens"] + r["plan_completion_tokens"]
+    return float(prompt * pin + completion * pout) / 1e6
+
 
 RESAMPLES = 2000
 LEVEL = 0.95
