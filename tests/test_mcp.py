@@ -33,7 +33,7 @@ REQUEST = """Make `pkg.core.scale` double its input.
 TOOLS = {"plan", "next", "complete", "status", "explain", "feedback", "confirm", "rollback",
          "resume"}
 VIEW_KEYS = {"node_id", "obligation", "target_entity", "preconditions", "permitted_actions",
-             "required_validation"}
+             "required_validation", "failure_digest"}
 
 
 def ob(i: str, target: str, verb: str, deps: list[str], validation: str) -> dict[str, Any]:
