@@ -1,0 +1,107 @@
+"""Derived candidate criteria, §3.1 step 2: when a request names no criterion, predicates built
+from its own verbs (the table in docs/canonicalize.md §3), marked needs_confirmation by the
+caller. Pure (`re` only).
+"""
+
+from __future__ import annotations
+
+import re
+
+from plan07 import caps
+from plan07.request_text import TITLE_PREFIX, WISH, WITHOUT, dedupe, finish
+
+# ---------------------------------------------------------------------------------------------
+# Derived candidates (§3.1 step 2): from the request's own verbs, marked for confirmation.
+
+_PARTICIPLE = {
+    "add": "added", "implement": "implemented", "introduce": "introduced", "create": "created",
+    "expose": "exposed", "provide": "provided", "remove": "removed", "drop": "dropped",
+    "delete": "deleted", "deprecate": "deprecated", "rename": "renamed", "update": "updated",
+    "upgrade": "upgraded", "refactor": "refactored", "document": "documented",
+    "replace": "replaced", "move": "moved", "change": "changed", "convert": "converted",
+    "extend": "extended", "improve": "improved", "validate": "validated", "reject": "rejected",
+    "migrate": "migrated", "restore": "restored", "revert": "reverted", "fix": "fixed",
+    "resolve": "resolved", "correct": "corrected", "support": "supported", "handle": "handled",
+    "honour": "honoured", "honor": "honored", "respect": "respected", "accept": "accepted",
+    "expand": "expanded", "cache": "cached", "log": "logged", "split": "split",
+    "switch": "switched", "simplify": "simplified", "optimise": "optimised",
+    "optimize": "optimized", "parse": "parsed", "ignore": "ignored", "raise": "raised",
+    "write": "written", "test": "tested", "speed up": "sped up", "clean up": "cleaned up",
+    "set up": "set up", "tidy up": "tidied up",
+}
+_PREP = re.compile(r"\s(to|into|from|with|in|on|for|when|so that|instead of)\s")
+_ADJ = re.compile(r"(?:able|ible|ful|less|ive|al|ic|ent|ant|ed|ous|ary|ory)$|^(?:optional|lazy)$")
+_SYMPTOMS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(?P<s>.+?)\s+(?:raises|throws|raised|threw)\s+(?P<r>.+)$", re.I),
+     "{s} does not raise {r}"),
+    (re.compile(r"^(?P<s>.+?)\s+(?P<v>crash|fail|hang|break|segfault|leak|error|drop|lose|"
+                r"ignore|skip|omit)(?:s|es|ed)?\b"
+                r"(?P<r>.*)$", re.I), "{s} does not {v}{r}"),
+    (re.compile(r"^(?P<s>.+?)\s+(?P<be>is|are) (?:broken|not working)(?P<r>.*)$", re.I),
+     "{s} works{r}"),
+    (re.compile(r"^(?P<s>.+?)\s+(?P<be>is|are) (?:wrong|incorrect|invalid)(?P<r>.*)$", re.I),
+     "{s} {be} correct{r}"),
+    (re.compile(r"^(?P<s>.+?)\s+(?P<be>is|are) (?:ignored|not respected|not honou?red)(?P<r>.*)$",
+                re.I), "{s} {be} honoured{r}"),
+    (re.compile(r"^(?P<s>.+?)\s+(?:does not|doesn't|do not|don't|did not|didn't)\s+(?P<r>.+)$",
+                re.I), "{s} does {r}"),
+    (re.compile(r"^(?P<s>.+?)\s+(?:cannot|can't|can not|is unable to|are unable to)\s+(?P<r>.+)$",
+                re.I), "{s} can {r}"),
+    (re.compile(r"^(?P<e>\w+(?:Error|Exception|Warning))\b(?P<r>.*)$"), "no {e}{r}"),
+]
+
+
+def _be(head: str) -> str:
+    last = head.split()[-1].lower() if head.split() else ""
+    plural = last.endswith("s") and not last.endswith(("ss", "us", "is", "'s"))
+    return "are" if plural else "is"
+
+
+_ASIDE = re.compile(
+    r",\s+(?:like|as|e\.g\.|i\.e\.|similar to|which|so that|because|since|see)\b.*$", re.I
+)
+
+
+def _derive_one(sentence: str) -> str | None:
+    s = WISH.sub("", WITHOUT.sub("", TITLE_PREFIX.sub("", sentence)))
+    s = _ASIDE.sub("", s)
+    s = " ".join(s.split()).rstrip(" .!?:,")
+    m = re.match(r"(\w+ up|\w+)\s+(.+)$", s)
+    if m and m.group(1).lower() not in _PARTICIPLE:
+        m = re.match(r"(\w+)\s+(.+)$", s)  # "up" was not part of a phrasal verb
+    verb, obj = (m.group(1).lower(), m.group(2)) if m else ("", "")
+    if verb == "make":
+        words = obj.split()
+        if w := re.search(r"\swork(?=\s|$)", obj):
+            return f"{obj[: w.start()]} works{obj[w.end():]}"
+        if w := re.match(r"(it|them|this|that|\S*`\S*`)\s+([a-z]+)\b(.*)$", obj):
+            verb_s = w.group(2) + ("es" if w.group(2).endswith(("s", "sh", "ch", "x")) else "s")
+            return f"{w.group(1)} {verb_s if w.group(1) != 'them' else w.group(2)}{w.group(3)}"
+        if len(words) >= 2 and _ADJ.search(words[-1].lower()):
+            head = " ".join(words[:-1])
+            return f"{head} {_be(head)} {words[-1]}"
+        return None
+    if verb in ("allow", "let", "enable") and (a := re.match(r"(.+?)\s+(?:to\s+)?(\w+\s.+)$", obj)):
+        if verb != "let" and " to " not in f" {obj} ":
+            return f"{obj} is {'allowed' if verb == 'allow' else 'enabled'}"
+        return f"{a.group(1)} can {a.group(2)}"
+    if verb in _PARTICIPLE:
+        if (p := _PREP.search(obj)) and p.start() > 0:
+            head, tail = obj[: p.start()], obj[p.start():]
+            return f"{head} {_be(head)} {_PARTICIPLE[verb]}{tail}"
+        return f"{obj} {_be(obj)} {_PARTICIPLE[verb]}"
+    for pattern, template in _SYMPTOMS:
+        if sm := pattern.match(s):
+            parts = {k: v or "" for k, v in sm.groupdict().items()}
+            return template.format(**parts)
+    return None
+
+
+def derive(intents: list[str]) -> list[str]:
+    out: list[str] = []
+    for sentence in intents:
+        if len(out) >= caps.MAX_DERIVED_CRITERIA:
+            break
+        if (d := _derive_one(sentence)) and re.search(r"[A-Za-z]{2}", d):
+            out = dedupe([*out, finish(d)])
+    return out
