@@ -104,9 +104,23 @@ _MODAL = re.compile(
 _NOT_BEHAVIOUR = re.compile(
     r"\b(?:should|must) (?:be )?(?:easy|simple|trivial|straightforward)\b|"
     r"\b(?:i|you|we|one) (?:should|must|need to|have to|ought to)\b|\bshould(?:'ve| have been)\b|"
-    r"^(?:today|currently|right now|at the moment|at present|as of now)\b",  # the status quo
+    r"^(?:today|currently|right now|at the moment|at present|as of now)\b|"  # the status quo
+    r"\bit (?:will|would)(?: also)? be (?:good|nice|great|useful|helpful|cool) to\b|"  # a wish
+    r"\bnot sure\b|\bi (?:guess|think|wonder)\b.*\bbut (?:i|we)\b",  # hedged musing
     re.I,
 )
+_URL = re.compile(r"\b(?:https?://|www\.)\S+")
+_DANGLING_REF = re.compile(r"[\s,;(]*\b(?:as (?:documented|described|explained|noted|shown) "
+                           r"(?:in|at|on)|see(?: also)?|cf\.?|per|at|in)[\s:(]*$", re.I)
+
+
+def _unlink(text: str) -> str:
+    """A criterion without its URLs (and the "as documented in" they leave dangling)."""
+    if not _URL.search(text):
+        return text
+    rest = _DANGLING_REF.sub("", _URL.sub("", text).rstrip(" .)")).strip()
+    # the link was the object ("It should point to <url>"): nothing checkable is left
+    return "" if re.search(r"\b(?:to|into|from|via|with|of|for)$", rest, re.I) else rest
 
 _CHANGE_VERB = (  # stems: "breaking", "changes", "removed" … ("address" is not "add")
     r"(?:break|chang|alter|modif|remov|touch|affect|regress|introduc|add(?!ress)|renam|drop|"
@@ -203,6 +217,7 @@ def _extract_unit(doc: Doc, kind: str, unit: str, found: _Found, has_accept: boo
     if kind == "accept":  # the item is the criterion; a test id in it is criterion (1) already
         rest = SLOT.sub(lambda m: "" if _NODE_ID.fullmatch(doc.spans[int(m.group(1))])
                          else m.group(0), rest)
+        rest = _unlink(rest)  # a link is never a criterion
         if re.search(r"[A-Za-z]{2}", SLOT.sub("", rest)) and not rest.endswith("?"):
             found.items.append(finish(doc.restore(rest)))
         return
@@ -213,8 +228,9 @@ def _extract_unit(doc: Doc, kind: str, unit: str, found: _Found, has_accept: boo
         if (any(named) and _named_in(doc, clause, None)) or has_accept or clause.endswith("?"):
             continue
         if _MODAL.search(bare) and not _NOT_BEHAVIOUR.search(bare) and re.search(r"[A-Za-z]", bare):
-            text = _EXPECTED_PREFIX.sub("", doc.restore(clause))
-            found.prose.append(finish(text))
+            text = _unlink(_EXPECTED_PREFIX.sub("", doc.restore(clause)))
+            if re.search(r"[A-Za-z]{2}\S*\s+\S*[A-Za-z]{2}", SLOT.sub("", text)):
+                found.prose.append(finish(text))  # never a bare URL
 
 
 _EXPECTED_PREFIX = re.compile(r"^expected(?: behaviou?r| result| output)?:\s*", re.I)
@@ -240,9 +256,10 @@ def _named_in(doc: Doc, clause: str, found: _Found | None) -> bool:
 
 _INTENT_TIERS = [  # a request, then a symptom
     re.compile(
-        r"^(?:add|allow|avoid|cache|change|clean up|create|debug|deprecate|document|drop|enable|"
-        r"ensure|expose|extend|figure out|find out|fix|handle|implement|improve|introduce|"
-        r"investigate|let|look into|make|migrate|move|optimi[sz]e|provide|refactor|remove|"
+        r"^(?:add|allow|avoid|cache|catch|change|clean up|create|debug|deprecate|document|drop|"
+        r"enable|ensure|expose|extend|figure out|find out|fix|handle|implement|improve|introduce|"
+        r"investigate|let|look into|make|migrate|move|optimi[sz]e|pass|provide|raise|refactor|"
+        r"reject|remove|"
         r"rename|replace|restore|return|speed up|split|support|switch|update|upgrade|use|"
         r"validate|write)\b|"
         r"\b(?:i|we)(?:'d| would)? (?:want|like|need)\b|\bit would be (?:nice|great|useful|good)\b",
@@ -264,11 +281,22 @@ _DEICTIC = re.compile(
 
 
 
+def _headline(text: str) -> str:
+    """A goal as written, less a trailing aside question ("(ConnectionError perhaps?)"); its
+    first letter raised only when it is an English verb ("fix the bug" -> "Fix the bug"), never
+    an identifier ("method = builtin_str(method) problem", "varnames gains a flag")."""
+    text = _ASIDE_QUESTION.sub("", text).strip()
+    return finish(text, upper=bool(_INTENT_TIERS[0].match(text)))
+
+
+_ASIDE_QUESTION = re.compile(r"\s*\([^()]{0,80}\?\)\s*$")
+
+
 def _goal(doc: Doc, found: _Found) -> str | None:
     if doc.title:
         title = unframe(TITLE_PREFIX.sub("", doc.title))
         if title:
-            return finish(title, upper=True)
+            return _headline(title)
     stripped = [_GOAL_TAIL.sub("", WISH.sub("", TITLE_PREFIX.sub("", s)))
                 for s in found.intents[:12]]
     candidates = [(i, s) for i, s in enumerate(stripped) if re.search(r"\w", s)]
@@ -277,8 +305,8 @@ def _goal(doc: Doc, found: _Found) -> str | None:
     for tier, reach in zip(_INTENT_TIERS, (12, found.first_para), strict=True):
         for i, sentence in candidates:
             if i < reach and tier.search(sentence):
-                return finish(sentence, upper=True)
-    return finish(candidates[0][1], upper=True) if candidates else None
+                return _headline(sentence)
+    return _headline(candidates[0][1]) if candidates else None
 
 
 # "…, and make sure `pytest` passes" is a criterion, not part of the headline
@@ -368,13 +396,17 @@ def canonicalize_with_notes(request: str, task_text: str | None = None) -> Canon
     prose = short([p for f in founds for p in f.prose], "acceptance_criteria", optional=True)
     needs_confirmation = not (named or prose)
     if needs_confirmation:
-        intents = [goal] + [s for f in founds for s in f.intents]
-        prose = short(derive(intents), "acceptance_criteria", optional=True)
+        intents = [s for f in founds for s in f.intents]
+        prose = short(derive(goal, intents), "acceptance_criteria", optional=True)
+        if not prose:  # a request with a goal is never refused for want of a criterion (§3.1)
+            prose = short([f"the request is met: {goal}"], "acceptance_criteria", optional=True)
+            notes.append("no criterion is named and none follows from the request's verbs: "
+                         "the goal itself is the criterion to confirm (`plan07 confirm`)")
         if not prose:
             raise InputError(
                 "no acceptance criterion is named (a test id, a command that must pass, a "
                 "should/must statement, an 'Acceptance criteria' section) and none can be "
-                "derived from the request's verbs; add one",
+                "derived from the request; add one",
                 field="acceptance_criteria",
             )
     criteria = _fit(named, prose, caps.MAX_ACCEPTANCE_CRITERIA, what="acceptance_criteria",

@@ -62,10 +62,39 @@ _ASIDE = re.compile(
 )
 
 
-def _derive_one(sentence: str) -> str | None:
-    s = WISH.sub("", WITHOUT.sub("", TITLE_PREFIX.sub("", sentence)))
-    s = _ASIDE.sub("", s)
-    s = " ".join(s.split()).rstrip(" .!?:,")
+_DROP_PARAM = re.compile(
+    r"^(?:drop|remove|delete)\s+(?:the\s+)?(?P<p>\S+)\s+(?:parameter|argument|arg|kwarg|"
+    r"keyword(?: argument)?|option|flag)\s+(?:from|of)\s+(?P<f>.+)$", re.I)
+_PASS = re.compile(r"^pass\s+(?P<a>.+?)\s+(?P<adv>(?:\w+ly\s+)?)(?P<p>to|into)\s+(?P<b>.+)$", re.I)
+_GAINS = re.compile(r"^(?P<s>.+?)\s+(?:gains?|gets?|grows?|acquires?|learns?)\s+(?P<r>.+)$", re.I)
+_INSTEAD = re.compile(r"^(?P<s>.+?)\s+(?P<v>[a-z]+s)\s+(?P<y>.+?)\s+instead of\s+(?P<z>.+)$")
+_TO_VERB = re.compile(
+    r"^(?P<s>[^,]+?)\s+to\s+(?P<v>return|show|display|include|list|print|report|accept|support|"
+    r"handle|use|raise|emit|log|respect|honou?r|preserve|keep|work|read|write|parse)\b(?P<r>.*)$",
+    re.I)
+_PARTICIPLE_WORD = r"\w+(?:ed|en|wn|ght)"
+_NOT_DONE = re.compile(
+    rf"^(?P<s>.+?)\s+(?:is\s+|are\s+)?not\s+(?P<v>{_PARTICIPLE_WORD}(?:/{_PARTICIPLE_WORD})?)\b"
+    r"(?P<r>.*)$", re.I)
+_PROBLEM = re.compile(r"^(?P<s>.+?)\s+(?:problem|issue|bug|regression)$", re.I)
+_NOUNISH = re.compile(r"^(?:a|an|the)\s|^`")
+_ADVERB_TAIL = re.compile(r"\s+(\w+ly)$")
+
+
+def _third(verb: str, subject: str) -> str:
+    """The verb agreeing with `subject` ("routes return", "the parser returns")."""
+    if _be(subject) == "are":
+        return verb
+    return verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "o")) else "s")
+
+
+def _imperative(s: str) -> str | None:
+    """A request in the imperative ("Drop the P parameter from F", "Add X to Y") -> the
+    predicate that says it was done ("F no longer takes P", "X is added to Y")."""
+    if m := _DROP_PARAM.match(s):
+        return f"{m.group('f')} no longer takes {m.group('p')}"
+    if m := _PASS.match(s):
+        return f"{m.group('a')} is passed {m.group('adv')}{m.group('p')} {m.group('b')}"
     m = re.match(r"(\w+ up|\w+)\s+(.+)$", s)
     if m and m.group(1).lower() not in _PARTICIPLE:
         m = re.match(r"(\w+)\s+(.+)$", s)  # "up" was not part of a phrasal verb
@@ -88,20 +117,54 @@ def _derive_one(sentence: str) -> str | None:
     if verb in _PARTICIPLE:
         if (p := _PREP.search(obj)) and p.start() > 0:
             head, tail = obj[: p.start()], obj[p.start():]
-            return f"{head} {_be(head)} {_PARTICIPLE[verb]}{tail}"
+            adv = ""
+            if a := _ADVERB_TAIL.search(head):  # "the name explicitly to f" -> "passed explicitly"
+                head, adv = head[: a.start()], " " + a.group(1)
+            return f"{head} {_be(head)} {_PARTICIPLE[verb]}{adv}{tail}"
         return f"{obj} {_be(obj)} {_PARTICIPLE[verb]}"
+    return None
+
+
+def _statement(s: str) -> str | None:
+    """A headline that states a change or a symptom ("X gains a flag", "X returns A instead of
+    B", "X raises E") -> the predicate that holds once it is handled. Never the reverse of the
+    request: a symptom is negated, a wanted change is asserted."""
+    if m := _GAINS.match(s):
+        return f"{m.group('s')} has {m.group('r')}"
+    if m := _INSTEAD.match(s):
+        subj, verb, was, wanted = m.group("s"), m.group("v"), m.group("y"), m.group("z")
+        if _NOUNISH.match(was) and _NOUNISH.match(wanted):
+            return f"{subj} {verb} {wanted}, not {was}"
+        return f"{subj} no longer {verb} {was}"
     for pattern, template in _SYMPTOMS:
         if sm := pattern.match(s):
             parts = {k: v or "" for k, v in sm.groupdict().items()}
             return template.format(**parts)
+    if m := _NOT_DONE.match(s):
+        return f"{m.group('s')} {_be(m.group('s'))} {m.group('v')}{m.group('r')}"
+    if m := _TO_VERB.match(s):
+        return f"{m.group('s')} {_third(m.group('v').lower(), m.group('s'))}{m.group('r')}"
+    if m := _PROBLEM.match(s):
+        return f"the {m.group('s')} problem no longer occurs"
     return None
 
 
-def derive(intents: list[str]) -> list[str]:
+def _clean(sentence: str) -> str:
+    s = WISH.sub("", WITHOUT.sub("", TITLE_PREFIX.sub("", sentence)))
+    s = _ASIDE.sub("", s)
+    return " ".join(s.split()).rstrip(" .!?:,")
+
+
+def derive(goal: str, intents: list[str]) -> list[str]:
+    """Up to MAX_DERIVED_CRITERIA candidates: from the goal (a request or a statement of the
+    symptom), then from the other sentences that ask for something in the imperative. A
+    symptom elsewhere in the text is not read: "it works in 2.6" or "X is broken because Y"
+    would give a criterion that says the wrong thing."""
     out: list[str] = []
-    for sentence in intents:
+    first = _clean(goal)
+    for d in (_imperative(first) or _statement(first), *map(_imperative, map(_clean, intents))):
         if len(out) >= caps.MAX_DERIVED_CRITERIA:
             break
-        if (d := _derive_one(sentence)) and re.search(r"[A-Za-z]{2}", d):
+        if d and re.search(r"[A-Za-z]{2}", d):
             out = dedupe([*out, finish(d)])
     return out

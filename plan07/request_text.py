@@ -40,7 +40,40 @@ _CODE_LINE = re.compile(
     r"^(?:During handling of the above exception|The above exception was the direct cause)"
 )
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\)")
+# Tracker and template filler lines: Trac's "(last modified by X)", "Replying to [comment:3 X]:",
+# GitHub forms' "_No response_" for a field left empty.
+_FILLER = re.compile(
+    r"^(?:\(last modified by [^)]{1,80}\)|replying to \[[^\]]{1,80}\]:?|_?no response_?|"
+    r"\(?(?:reported|opened|created) by [^,]{1,80}\)?)$",
+    re.I,
+)
+# A title line glued onto its body (SWE-bench's `title + "\n" + body`, Trac/Jira exports): the
+# first line is a title when the next one opens a new sentence, or is Trac's "Description".
+_GLUED_END = re.compile(
+    r"[.:;,]$|\b(?:so|the|a|an|to|of|and|or|in|on|for|with|is|are|was|be|that|which|when|if|"
+    r"but|as|at|by|from|than|then|not|it|its|this|we|you|i)$",
+    re.I,
+)
+_MARKUP_START = re.compile(r"^(?:[#>|*+-]|`{3}|~{3}|\d{1,3}[.)]\s|<|\s)")
+
+
+def _split_glued_title(text: str) -> str:
+    lines = text.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None or first + 1 >= len(lines):
+        return text
+    head, nxt = lines[first], lines[first + 1]
+    if not nxt.strip() or len(head) > 200 or _MARKUP_START.match(head):
+        return text
+    trac = nxt.strip().lower() in ("description", "description:")
+    if not trac and (_GLUED_END.search(head.strip()) or not re.match(r"[A-Z`\"'(*_]", nxt)
+                     or len(sentences(head.strip())) != 1):
+        return text
+    return "\n".join([*lines[: first + 1], "", *lines[first + 1:]])
 _RULE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,}|={3,})$")
+# A tracker export's section names on a line of their own (Trac, Jira): headings
+_LONE_HEADING = re.compile(r"^(Description|Summary|Steps to reproduce|Expected results?|"
+                           r"Actual results?|Environment|Attachments?)\s*:?$")
 
 # Section kinds by heading text (lower-cased, "behavior" spelled "behaviour").
 _ACCEPT_HEADING = re.compile(
@@ -51,7 +84,8 @@ _NOISE_HEADING = re.compile(
     r"environment|versions?|system info|platform|trace ?back|stack ?trace|\blogs?\b|output|"
     r"actual|current behaviour|reproduc|minimal|mcve|screenshot|checklist|workaround|"
     r"alternatives?|prior art|related|code sample|example code|what happened|checks?\b|"
-    r"prerequisites|before (?:submitting|you)|questions|discussion|faq"
+    r"prerequisites|before (?:submitting|you)|questions|discussion|faq|\blinks?\b|"
+    r"installation|operating system|your project|attachments?"
 )
 _TEMPLATE_HEADING = re.compile(
     r"^(summary|description|describe the (bug|problem|issue|solution)\b.*|bug report|bug|"
@@ -129,11 +163,18 @@ class Doc:
         return SLOT.sub(put, text)
 
 
+def _unemphasize(m: re.Match[str]) -> str:
+    # `__iter__` unquoted is an identifier, not bold: kept byte for byte
+    if m.group(1) == "__" and re.fullmatch(r"\w+", m.group(2)):
+        return m.group(0)
+    return m.group(2)
+
+
 def _clean_inline(text: str) -> str:
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _AUTOLINK.sub(r"\1", text)
-    text = _EMPHASIS.sub(r"\2", text)
+    text = _EMPHASIS.sub(_unemphasize, text)
     return _SHORTCODE.sub("", text)
 
 
@@ -159,6 +200,7 @@ def read_request(text: str) -> Doc:
     text = textwrap.dedent(text)  # a request pasted with a common indent is not a code block
     text = _HTML_COMMENT.sub("", text)
     text = _HTML_TAG.sub("", text)
+    text = _split_glued_title(text)
     spans: list[str] = []
     sections = [Section(None, "intent")]
     title: str | None = None
@@ -225,6 +267,8 @@ def read_request(text: str) -> Doc:
         if not stripped:
             flush()
             continue
+        if _FILLER.match(stripped):
+            continue  # tracker/template filler, never text
         if _CODE_LINE.match(stripped) or stripped.startswith(">"):
             flush()  # REPL, shell prompt, pytest "E" lines, tables, block quotes
             in_repl = stripped.startswith((">>>", "In ["))
@@ -232,7 +276,7 @@ def read_request(text: str) -> Doc:
         heading = None
         if (m := _HEADING.match(stripped)) or (m := _BOLD_HEADING.match(stripped)) or (
             (m := _COLON_HEADING.match(stripped)) and _heading_kind(m.group(1)) != "intent"
-        ):
+        ) or (not para and (m := _LONE_HEADING.match(stripped))):
             heading = m.group(1)
         elif _RULE.match(stripped):
             if len(para) == 1 and not para_item and stripped[0] in "=-":

@@ -98,10 +98,80 @@ def test_derived_candidates_are_at_most_the_cap() -> None:
     assert req.needs_confirmation is True
 
 
-def test_nothing_derivable_is_an_input_error() -> None:
-    with pytest.raises(InputError, match="no acceptance criterion") as exc:
-        canonicalize("Session timeout.")
-    assert exc.value.field == "acceptance_criteria"
+def test_a_goal_with_nothing_derivable_gets_the_goal_as_the_criterion_to_confirm() -> None:
+    # §3.1: a request with a goal is never refused for want of a named criterion
+    out = canonicalize_with_notes("Session timeout.")
+    assert out.requirement.acceptance_criteria == ["the request is met: Session timeout"]
+    assert out.requirement.needs_confirmation is True
+    assert any("plan07 confirm" in n for n in out.notes)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "criterion"),
+    [
+        ("pass the hook name explicitly to _multicall",
+         "the hook name is passed explicitly to _multicall"),
+        ("varnames gains a keyword-only flag", "varnames has a keyword-only flag"),
+        ("Drop the `P` parameter from `F`", "`F` no longer takes `P`"),
+        ("drop the timeout argument from Session.send", "Session.send no longer takes timeout"),
+        ("`getlist` returns a tuple instead of a list", "`getlist` returns a list, not a tuple"),
+        ("`quote` encodes spaces as %20 instead of +", "`quote` no longer encodes spaces as %20"),
+        ("socket.error not caught in iter_content", "socket.error is caught in iter_content"),
+        ("Flask routes to return subdomain information",
+         "Flask routes return subdomain information"),
+        ("method = builtin_str(method) problem",
+         "the method = builtin_str(method) problem no longer occurs"),
+    ],
+)
+def test_imperative_and_statement_requests_derive_what_they_ask(request_text: str,
+                                                                criterion: str) -> None:
+    req = canonicalize(request_text)
+    assert req.acceptance_criteria == [criterion]
+    assert req.needs_confirmation is True
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        # a symptom outside the headline is not derived from: it would say the wrong thing
+        "Fix the redirect bug\n\nAlso, I tried in python2.6 and this bug doesn't exist there.",
+        "Fix the client\n\nneutronclient is broken because it encodes every value.",
+        "Raise error when blueprint name contains a dot\n\nAn error was already added for "
+        "endpoint names in 1.0.",
+    ],
+)
+def test_no_derived_criterion_reverses_the_request(request_text: str) -> None:
+    req = canonicalize(request_text)
+    text = " ".join(req.acceptance_criteria)
+    for wrong in ("does exist", "works because", "does not error", "An does"):
+        assert wrong not in text
+
+
+@pytest.mark.parametrize(
+    ("request_text", "goal"),
+    [
+        ("method = builtin_str(method) problem\nIn requests/sessions.py is a command:",
+         "method = builtin_str(method) problem"),
+        ("Raise error when blueprint name contains a dot\nThis is required since every dot is "
+         "now significant.", "Raise error when blueprint name contains a dot"),
+        ("QuerySet.only() crashes on proxy models.\nDescription\n\t \n\t\t(last modified by "
+         "Mariusz Felisiak)\n\t \nWhen using only() on a proxy, it crashes.",
+         "QuerySet.only() crashes on proxy models"),
+        ("__iter__ of LazyList skips the last item", "__iter__ of LazyList skips the last item"),
+        ("socket.error not wrapped (ConnectionError perhaps?)\nI just noticed it.",
+         "socket.error not wrapped"),
+    ],
+)
+def test_real_issue_goals_are_the_title_byte_for_byte(request_text: str, goal: str) -> None:
+    assert canonicalize(request_text).goal == goal
+
+
+def test_template_filler_and_links_are_never_criteria() -> None:
+    text = ("Retry ignores Retry-After\n\n**Expected behavior**\n\n_No response_\n\n"
+            "The client waits as documented in https://example.test/retry.\n\n"
+            "### Relevant links\n\nhttps://example.test/issue/1\n")
+    req = canonicalize(text)
+    assert req.acceptance_criteria == ["The client waits"]
 
 
 # --- normalization, goal -----------------------------------------------------------------------
@@ -246,8 +316,8 @@ def test_predicate_cap_boundary() -> None:
 
 
 def test_an_uncuttable_prose_statement_is_left_out_with_a_note() -> None:
-    url = "https://example.test/" + "a" * 190
-    result = canonicalize_with_notes(f"Fix the link. It should point to {url}. It must be https.")
+    path = "/srv/example/" + "a" * 190  # a link would be left out as a link (never a criterion)
+    result = canonicalize_with_notes(f"Fix the link. It should point to {path}. It must be https.")
     assert result.requirement.acceptance_criteria == ["It must be https"]
     assert len(result.notes) == 1
     assert "PREDICATE_MAX_CHARS=200" in result.notes[0]
@@ -255,7 +325,7 @@ def test_an_uncuttable_prose_statement_is_left_out_with_a_note() -> None:
 
 def test_an_uncuttable_heading_item_is_refused() -> None:
     with pytest.raises(InputError) as exc:
-        canonicalize(f"Fix it.\n\n## Acceptance criteria\n\n- links to https://x.test/{'a' * 190}")
+        canonicalize(f"Fix it.\n\n## Acceptance criteria\n\n- reads /srv/x/{'a' * 190}")
     assert exc.value.cap == f"PREDICATE_MAX_CHARS={caps.PREDICATE_MAX_CHARS}"
 
 
