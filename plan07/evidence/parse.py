@@ -50,8 +50,17 @@ def module_name(file: str) -> tuple[str, bool]:
 
 
 def is_test_file(file: str) -> bool:
+    """pytest's default patterns, and Django's `tests.py` (`app/tests.py`, `tests/x/tests.py`)."""
     base = posixpath.basename(file)
-    return base.startswith("test_") or base.endswith("_test.py")
+    return base.startswith("test_") or base.endswith("_test.py") or base == "tests.py"
+
+
+def _is_test_class(node: ast.ClassDef) -> bool:
+    """pytest's `Test*`, and unittest/Django classes: a base named `*TestCase` (`TestCase`,
+    `SimpleTestCase`, `unittest.TestCase` ...) or a `*Tests`/`*Test` name (Django's style)."""
+    if node.name.startswith("Test") or node.name.endswith(("Tests", "Test", "TestCase")):
+        return True
+    return any((c := chain_of(b)) and c[-1].endswith("TestCase") for b in node.bases)
 
 
 def parse_module(source: str, file: str) -> ModuleFacts:
@@ -183,7 +192,7 @@ class _Walker:
         decos = [c for d in node.decorator_list if (c := chain_of(_deco(d)))]
         struct = any(b[-1] in STRUCT_BASES for b in bases) or any(
             d[-1] in STRUCT_DECORATORS or d[0] in {"attr", "attrs"} for d in decos)
-        test = self.mf.is_test_file and node.name.startswith("Test") and outer is None
+        test = self.mf.is_test_file and _is_test_class(node) and outer is None
         d = Def(qual, "test" if test else "class", node.lineno, "", first_doc_line(node),
                 bases=bases, decorators=decos, structured=struct)
         _decorator_calls(node, d)

@@ -57,6 +57,8 @@ class _Index:
         self._mro: dict[str, list[str]] = {}
         self._busy: set[str] = set()
         self._by_name: dict[str, list[str]] | None = None
+        modules = list(modules)
+        names = {m.name for m in modules}
         for m in modules:
             if m.name in self.modules:
                 self.warnings.append(f"{m.file}: module {m.name} already read from "
@@ -70,6 +72,10 @@ class _Index:
             self.kind[m.name] = m.kind
             for d in m.defs:
                 eid = f"{m.name}.{d.qualname}"
+                if m.is_package and f"{m.name}.{d.qualname.split('.')[0]}" in names:
+                    # pkg/__init__.py defines `foo` beside pkg/foo.py: one id per node, the
+                    # module keeps `pkg.foo`, the definition is `pkg.__init__.foo`
+                    eid = f"{m.name}.__init__.{d.qualname}"
                 if len(eid) > ENTITY_MAX_CHARS:
                     self.warnings.append(f"{m.file}:{d.line}: {d.qualname[:60]}...: name longer "
                                          f"than {ENTITY_MAX_CHARS} characters; skipped")
@@ -275,6 +281,8 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
         if d.doc:
             out.docs[eid] = d.doc
         parent = eid.rpartition(".")[0]
+        if parent == f"{m.name}.__init__":  # renamed beside a same-named module (above)
+            parent = m.name
         add(parent, eid, "defines")
         cls = eid if kind in CLASSLIKE else ix.owner_class(eid)
         if kind in CLASSLIKE:
