@@ -16,6 +16,7 @@ from plan07.caps import (
 )
 from plan07.errors import InputError
 from plan07.evidence.impact import impact
+from plan07.evidence.localize import issue_prose, localize
 from plan07.evidence.parse import is_test_file
 from plan07.evidence.recon import recon
 from plan07.evidence.resolve import ReconResult
@@ -60,10 +61,14 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
         entities = [resolve_seed(s, by_id) for s in seeds]
         localization = [Localization(entity=e, score=1.0) for e in dict.fromkeys(entities)]
     else:
-        ranked = sorted((e for e in lexes if by_id[e].kind not in NOT_LOCALIZED
-                         and not is_test_file(by_id[e].file or "")),
-                        key=lambda e: (-lexes[e], e))[:LOCALIZATION_TOP_K]
-        localization = [Localization(entity=e, score=lexes[e]) for e in ranked]
+        # 05: what the issue names (code, paths, traceback frames, quoted lines) first, then
+        # lexical overlap of its prose without the template sections (plan07.evidence.localize)
+        eligible = [n.id for n in rr.nodes if n.kind not in NOT_LOCALIZED
+                    and not is_test_file(n.file or "")]
+        scores = localize(request, rr.nodes, eligible=eligible,
+                          sources=_sources(repo, rr, request)) if request else {}
+        ranked = sorted(scores, key=lambda e: (-scores[e], e))[:LOCALIZATION_TOP_K]
+        localization = [Localization(entity=e, score=scores[e]) for e in ranked]
     anchors = [x.entity for x in localization]
     edges = impact(graph, anchors, depth, arity=rr.arity, passed=rr.passed)
     # soft-rank: the anchors, everything impact reached, then the best lexical matches
@@ -83,6 +88,19 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
                for e in anchors]
     return Evidence(recon=graph, impact=Impact(edges=edges), localization=localization,
                     context=context, soft_rank=soft)
+
+
+def _sources(repo: Path | None, rr: ReconResult, request: str | None) -> dict[str, str]:
+    """The text of the repository's Python files, read only when the request quotes code."""
+    if repo is None or not request or not issue_prose(request)[1] and "=" not in request:
+        return {}
+    out = {}
+    for f in sorted({n.file for n in rr.nodes if n.file}):
+        try:
+            out[f] = (repo / f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return out
 
 
 def resolve_seed(seed: str, by_id: Mapping[str, object]) -> str:

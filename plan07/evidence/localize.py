@@ -1,0 +1,193 @@
+"""05 localization from the issue text: what the issue names first, lexical overlap after. Pure:
+the request text, the recon nodes and (optionally) the source lines in; ranked entities out.
+
+1. The issue's own names, resolved to recon entities: backticked code, dotted names
+   (`flask.Config.from_file()`), identifiers with an underscore or inner capital
+   (`resolve_redirects`, `SessionRedirectMixin`), paths (`requests/sessions.py`), traceback
+   frames (`File ".../requests/models.py", line 627, in generate`) and code lines the issue
+   quotes that occur in the source (`method = builtin_str(method)`).
+2. Template and environment sections ("Environment", "Versions", "Installation", "Operating
+   system", "Your project", checklists) are not read at all: their words ("Python version",
+   "Sphinx extensions") would send localization to `BuildEnvironment`, `Extension`, `Project`.
+3. Lexical overlap (plan07.evidence.softrank.lex) of the rest of the prose, below every named
+   entity.
+
+Scores (in [0,1]): a name the issue writes, resolved exactly or as a unique dotted suffix,
+NAMED; through its last part only (`Session.resolve_redirects` found as
+`SessionRedirectMixin.resolve_redirects`), or as one of a few same-named entities, lower; a
+traceback frame or a quoted source line, FRAME (the innermost frame highest); lexical
+overlap, scaled into [0, LEX_CEILING].
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+from plan07.evidence.softrank import lex, tokens
+from plan07.model import ReconNode
+
+NAMED, SUFFIX_ONLY, AMBIGUOUS, FRAME, QUOTED = 1.0, 0.9, 0.8, 0.85, 0.85
+LEX_CEILING = 0.6
+MAX_SAME_NAME = 3  # a bare name shared by more entities than this names none of them
+CODE_KINDS = {"function", "method", "class", "schema", "config", "route", "test"}
+
+_ENV_HEADING = re.compile(
+    r"environment|versions?\b|system info|platform|installation|operating system|"
+    r"python version|your project|checklist|prerequisites|before (?:submitting|you)|"
+    r"screenshots?|desktop|smartphone|extensions?\b.*used|sphinx extensions|"
+    r"(?:jupyter|matplotlib|python|sphinx|pytest|django|flask) (?:version|backend)",
+    re.I,
+)
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s+(.+?)\s*#*|\*\*([^*]{1,80})\*\*:?|([A-Z][\w /'-]{2,40}):)\s*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_FRAME = re.compile(r'File "([^"\n]+\.py)", line (\d+), in ([\w<>]+)')
+_BACKTICK = re.compile(r"`([^`\n]{1,200})`")
+_DOTTED = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w-]+/)+[\w-]+\.py)\b")
+_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*_\w+|_\w+|[A-Z][a-z0-9]+[A-Z]\w*)(?![\w])")
+_CODE_LINE = re.compile(r"[=(]")
+# a line of code pasted into prose (a call or an assignment): read for quoted source, not names
+_PROSE_CODE = re.compile(r"^\s*(?:[\w.]+\(.*\)|[\w.\[\]'\"]+\s*[:=]\s*\S.*)\s*$")
+_VENDORED = re.compile(r"(?:^|/)(?:packages|vendor|_vendor|vendored|extern|third_party)/")
+_EXCEPTION = re.compile(r"(?:Error|Exception|Warning)$")
+EXCEPTION_FACTOR = 0.75  # a named exception is usually what is raised, not where the fix goes
+_BUILTINS = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+
+
+def issue_prose(text: str) -> tuple[str, list[str]]:
+    """The issue without its template/environment sections: (prose, code lines). Code lines
+    are the lines of fenced blocks and tracebacks kept apart: read for frames and quoted
+    source, never for lexical overlap."""
+    prose: list[str] = []
+    code: list[str] = []
+    skip = False
+    fence: str | None = None
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            elif not skip:
+                code.append(line)
+            continue
+        if m := _FENCE.match(line):
+            fence = m.group(1)
+            continue
+        if (h := _HEADING.match(line)) and len(line.strip()) <= 80:
+            skip = bool(_ENV_HEADING.search(next(g for g in h.groups() if g)))
+            continue
+        if skip:
+            continue
+        if (line.startswith(("    ", "\t")) or line.lstrip().startswith((">>>", "File \""))
+                or _PROSE_CODE.match(line)):
+            code.append(line)
+        else:
+            prose.append(line)
+    return "\n".join(prose), code
+
+
+def names_in(prose: str) -> list[str]:
+    """The code names an issue writes, in order of first appearance, deduplicated."""
+    out: list[str] = []
+    for span in _BACKTICK.findall(prose):
+        dotted = [m.group(1) for m in _DOTTED.finditer(span)]
+        # `Session.resolve_redirects` names the method, not `Session`: the words of a span
+        # count alone only when it holds no dotted name
+        out += dotted or [w for w in re.findall(r"[A-Za-z_]\w*", span) if len(w) >= 3]
+    bare = _BACKTICK.sub(" ", prose)
+    out += [m.group(1) for m in _PATH.finditer(bare)]
+    out += [m.group(1) for m in _DOTTED.finditer(bare) if not m.group(1).endswith(".py")]
+    out += _IDENT.findall(bare)
+    return list(dict.fromkeys(n.strip(".") for n in out if n and n not in _BUILTINS))
+
+
+class _Names:
+    """Recon entities by the names an issue may use for them."""
+
+    def __init__(self, nodes: Sequence[ReconNode]) -> None:
+        self.by_id = {n.id: n for n in nodes}
+        self.by_last: dict[str, list[str]] = defaultdict(list)
+        self.by_file: dict[str, list[ReconNode]] = defaultdict(list)
+        for n in nodes:
+            self.by_last[n.id.rpartition(".")[2]].append(n.id)
+            if n.file:
+                self.by_file[n.file].append(n)
+        for v in self.by_file.values():
+            v.sort(key=lambda n: n.line or 0)
+
+    def resolve(self, name: str) -> list[tuple[str, float]]:
+        if name.endswith(".py"):  # a path: its module (the file's shortest id)
+            hits = [f for f in self.by_file if f == name or f.endswith("/" + name)]
+            return [(min((n.id for n in self.by_file[f]), key=len), QUOTED) for f in hits[:1]]
+        if name in self.by_id:
+            return [(name, NAMED)]
+        last = name.rpartition(".")[2]
+        same = self.by_last.get(last, [])
+        suffix = [e for e in same if e.endswith("." + name)]
+        if len(suffix) == 1:
+            return [(suffix[0], NAMED)]
+        if "." in name and same and len(same) <= MAX_SAME_NAME:
+            return [(e, SUFFIX_ONLY) for e in sorted(same)]
+        if "." not in name and 0 < len(same) <= MAX_SAME_NAME:
+            return [(e, NAMED if len(same) == 1 else AMBIGUOUS) for e in sorted(same)]
+        return []
+
+    def frame(self, path: str, func: str, line: int) -> str | None:
+        """A traceback frame -> the repo entity: the file whose path is the longest suffix of
+        the frame's, the definition named `func` in it."""
+        parts = path.replace("\\", "/").split("/")
+        for k in range(len(parts), 0, -1):
+            tail = "/".join(parts[-k:])
+            if tail in self.by_file:
+                hits = [n.id for n in self.by_file[tail] if n.id.rpartition(".")[2] == func]
+                # a nested function recon has no node for: what encloses the frame's line
+                return min(hits, key=len) if hits else self.enclosing(tail, line)
+        return None
+
+    def enclosing(self, file: str, line: int) -> str | None:
+        """The innermost definition starting at or before `line` in `file` (by start lines)."""
+        best = None
+        for n in self.by_file.get(file, []):
+            if (n.line or 0) <= line and n.kind in CODE_KINDS:
+                best = n.id
+        return best
+
+
+def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, str] | None = None,
+             eligible: Iterable[str] | None = None) -> dict[str, float]:
+    """Entity -> localization score for `request` (module docstring). `sources`: file -> text,
+    for the code lines the issue quotes; `eligible`: the entities that may be ranked (default:
+    all)."""
+    ix = _Names(nodes)
+    allowed = set(eligible) if eligible is not None else set(ix.by_id)
+    prose, code = issue_prose(request)
+    score: dict[str, float] = {}
+
+    def put(e: str | None, s: float) -> None:
+        if e is not None and e in allowed:
+            score[e] = max(score.get(e, 0.0), s)
+
+    for name in names_in(prose):
+        for hit, s in ix.resolve(name):
+            put(hit, s * EXCEPTION_FACTOR if _EXCEPTION.search(hit) else s)
+    frames = [m for line in [*code, *prose.splitlines()] for m in _FRAME.finditer(line)]
+    for depth, m in enumerate(frames):  # the innermost frame is the last one
+        at = ix.frame(m.group(1), m.group(3), int(m.group(2)))
+        own = at is not None and not _VENDORED.search(ix.by_id[at].file or "")
+        put(at, (FRAME if own else FRAME * EXCEPTION_FACTOR) + 0.1 * (depth + 1) / len(frames))
+    if sources:
+        quoted = {ln.strip() for ln in [*code, *prose.splitlines()]
+                  if len(ln.strip()) >= 12 and _CODE_LINE.search(ln) and not _FRAME.search(ln)}
+        for file, text in sources.items():
+            for i, ln in enumerate(text.splitlines(), 1):
+                if ln.strip() in quoted:
+                    put(ix.enclosing(file, i), QUOTED)
+    words = set(tokens(prose))
+    for n in nodes:
+        if n.id in allowed and n.id not in score and (s := lex(words, n)) > 0.0:
+            score[n.id] = round(LEX_CEILING * s, 4)
+    return score
