@@ -35,6 +35,16 @@ from plan07.model import Evidence, Localization, Obligation
 from plan07.vocab import NODE_ID_IN_TEXT
 
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
+# What the request says of the interface (design.md "compatible vs breaking"): a change to a
+# signature is planned as one only when the request speaks of one; a body-only fix (most bug
+# reports) modifies the located entity and leaves its callers alone.
+SIGNATURE_WORDS = re.compile(
+    r"\b(?:param(?:eter)?s?|argument|args?|kwargs?|keyword|signature|flags?|options?|"
+    r"positional|no longer takes?|takes? (?:a|an|the|no)\b|accepts? (?:a|an|the)\b|"
+    r"rename[sd]?|gains?)\b", re.I)
+BREAKING_WORDS = re.compile(
+    r"\b(?:drop(?:s|ped)?|remov(?:e|es|ed)|delet(?:e|es|ed)|renam(?:e|es|ed)|required|"
+    r"mandatory|positional|no longer takes?)\b", re.I)
 
 
 @dataclass
@@ -59,6 +69,7 @@ class _Derivation:
     goal: str
     criteria: list[str]
     constraints: list[str]
+    interface: str = "body"  # "body" | "compatible" | "breaking": what the request implies
     ranked: list[Localization] = field(default_factory=list)
     primary: list[Localization] = field(default_factory=list)
     named: set[str] = field(default_factory=set)  # primaries the request names, not localized
@@ -80,11 +91,20 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
     d = _Derivation(EvidenceIndex(evidence), evidence, str(requirement.get("goal", "")),
                     [str(c) for c in requirement.get("acceptance_criteria", [])],
                     [str(c) for c in requirement.get("constraints", [])])
+    d.interface = interface_change(" ".join([d.goal, *d.criteria]))  # not "no breaking change"
     _targets(d)
     _modifies(d)
     _criteria(d)
     _constraints(d)
     return _number(_assemble(d))
+
+
+def interface_change(text: str) -> str:
+    """What the request implies for the changed entities' signatures: "breaking" (a parameter
+    dropped, renamed, made required), "compatible" (one added, a flag gained), else "body"."""
+    if not SIGNATURE_WORDS.search(text):
+        return "body"
+    return "breaking" if BREAKING_WORDS.search(text) else "compatible"
 
 
 def _targets(d: _Derivation) -> None:
@@ -123,6 +143,8 @@ def _modifies(d: _Derivation) -> None:
         d.order.append(loc.entity)
     first, queue = set(d.order), list(d.order)
     deps: dict[str, list[str]] = defaultdict(list)
+    if d.interface != "breaking":
+        queue = []  # callers keep working: a body fix or a compatible widening rebinds no one
     while queue:
         src = queue.pop(0)
         causes = REBIND_CAUSES if src in first else ix.breaking_causes
@@ -142,8 +164,8 @@ def _modifies(d: _Derivation) -> None:
             if a != b and a not in deps[b] and b not in deps[a] and ix.uses(b, a):
                 deps[b].append(a)
                 d.mods[b].why.append(f"03 recon: {b} uses {a}, so {a} changes first")
-    d.widened = [e for e in d.order if any(i.cause in ix.breaking_causes
-                                          for i in ix.out.get(e, []))]
+    d.widened = [e for e in d.order if d.interface != "body"
+                 and any(i.cause in ix.breaking_causes for i in ix.out.get(e, []))]
     for e in d.order:
         m = d.mods[e]
         if e in d.widened:
@@ -283,9 +305,12 @@ def _assemble(d: _Derivation) -> dict[str, _Draft]:
             "validate", root, ["every step ends in a repository that compiles (§3.2: widen, "
                                "rebind, then compile)"], "§3.2 ordering ladder", "compile",
             deps=[k for k in out if k not in used])
-    # An alternative is a sibling of the main hypothesis (the top-ranked primary target): same
-    # verb, same predecessors, so the scheduler sees what it could substitute for (§3.3 P4).
-    main = d.primary[0].entity if d.primary and d.primary[0].entity in d.mods else None
+    # An alternative is a sibling of the main hypothesis: same verb, same predecessors, so the
+    # scheduler sees what it could substitute for (§3.3 P4). The main one is the top-scored
+    # primary with the most predecessors (among equal scores, the one that changes last), so a
+    # rule-derived edge into an alternative (it uses an earlier primary) keeps it in the group.
+    tops = [x.entity for x in d.primary if x.entity in d.mods and x.score == d.primary[0].score]
+    main = max(tops, key=lambda e: (len(d.mods[e].deps), -tops.index(e))) if tops else None
     ratio = caps.BUILTIN_PRIMARY_SCORE_RATIO
     for x in [x for x in d.ranked if x.entity not in d.mods][: caps.BUILTIN_MAX_ALTERNATIVES]:
         rank = (f"lower-ranked candidate (score {x.score:.2f} < {ratio} x top {d.top:.2f})"
@@ -337,6 +362,7 @@ def _number(drafts: dict[str, _Draft]) -> list[Obligation]:
             if indeg[u] == 0:
                 ready.append(u)
         ready.sort(key=pos.__getitem__)
+    _chain_fan_in(drafts, done)
     ids = {k: f"O{i}" for i, k in enumerate(done, 1)}
     out = []
     for k in done:
@@ -354,6 +380,27 @@ def _number(drafts: dict[str, _Draft]) -> list[Obligation]:
             "evidence": cut(draft.evidence, caps.EVIDENCE_MAX_CHARS), "status": status,
             "validation": cut(draft.validation, caps.FIELD_MAX_CHARS)}))
     return out
+
+
+def _chain_fan_in(drafts: dict[str, _Draft], done: list[str]) -> None:
+    """A node waiting on more than BUILTIN_MAX_FAN_IN drafts waits on the last of them, chained
+    in schedule order (each after the one before), so no node of the plan, the rules' derived
+    edges added, has more than MAX_DEPENDENCIES direct predecessors (§3.2 caps): the plan never
+    refuses the builtin's own decomposition. Edges only follow `done` (a topological order), so
+    chaining adds no cycle."""
+    at = {k: i for i, k in enumerate(done)}
+    for k in done:
+        deps = sorted({x for x in drafts[k].deps if x in drafts and x != k}, key=at.__getitem__)
+        if len(deps) <= caps.BUILTIN_MAX_FAN_IN:
+            continue
+        for a, b in zip(deps, deps[1:], strict=False):
+            if a not in drafts[b].deps and not drafts[b].alternative:
+                drafts[b].deps.append(a)
+                drafts[b].why.append(f"chained after {drafts[a].target} (fan-in cap of "
+                                     f"{drafts[k].target})")
+        drafts[k].deps = [deps[-1]]
+        drafts[k].why.append(f"its {len(deps)} predecessors run as a chain (BUILTIN_MAX_FAN_IN="
+                             f"{caps.BUILTIN_MAX_FAN_IN})")
 
 
 def derive_scoped(requirement: dict[str, Any], evidence: Evidence,

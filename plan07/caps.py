@@ -67,6 +67,7 @@ PROMPT_MAX_EVIDENCE_LINES = 200
 PROMPT_MAX_IMPACT_LINES = 60
 PROMPT_MAX_LOCALIZATION_LINES = 20
 PROMPT_MAX_CONTEXT_LINES = 20
+PROMPT_MAX_TEST_MODULES = 20  # test modules shown so a new test can follow the repo's layout
 PROMPT_FIELD_MAX_CHARS = 200  # a signature or context summary, cut to one line of this length
 # A scoped re-invoke (§3.5, §4 "Re-invocation on replan") is one short call: the failure as one
 # line of at most this many chars, and at most this many evidence lines (those that touch the
@@ -84,6 +85,7 @@ REPLAY_MAX_BYTES = 1024 * 1024
 # The builtin decomposer (ours): which localization candidates are followed, which are alternatives.
 BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary target
 BUILTIN_MAX_ALTERNATIVES = 3
+BUILTIN_MAX_FAN_IN = 8  # a builtin node waits on at most this many; more run as a chain
 BUILTIN_MAX_PRIMARY = 4  # targets followed at most (more only when the request names them)
 
 # Evidence (ours): built-in recon / impact / soft-rank bounds

@@ -17,6 +17,13 @@ TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$")
 _ARTICLES = {"a", "an", "the"}
 
 
+def is_test_file(file: str) -> bool:
+    """pytest's default test-file patterns and Django's `tests.py` (as recon reads them,
+    plan07.evidence.parse.is_test_file; repeated so the prompt needs no recon import)."""
+    base = file.rsplit("/", 1)[-1]
+    return base.startswith("test_") or base.endswith("_test.py") or base == "tests.py"
+
+
 def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -143,7 +150,29 @@ class EvidenceIndex:
         if files:
             return max(dict.fromkeys(files), key=lambda f: (score(f), -files.index(f)))
         mod = next((m for m in (self.module(e) for e in order) if m), "module")
-        return f"tests/test_{mod.rsplit('.', 1)[-1]}.py"
+        return self.new_test_file(mod.rsplit(".", 1)[-1])
+
+    def new_test_file(self, stem: str) -> str:
+        """Where a test of module `stem` goes in this repository's layout: its existing
+        `test_<stem>.py`; else, in a repo whose tests are one file, that file; else
+        `test_<stem>.py` in the folder most of its test files are in (`tests/`, `testing/`,
+        the root), never a name a folder already has (`tests/test_utils/` is a package)."""
+        test_files = sorted({t.split("::")[0] for t in self.test_ids} | {
+            n.file for n in self.nodes.values()
+            if n.kind == "module" and n.file and is_test_file(n.file)})
+        own = [f for f in test_files if f.rsplit("/", 1)[-1] == f"test_{stem}.py"]
+        if own:
+            return own[0]
+        if len(test_files) == 1:
+            return test_files[0]
+        dirs = [f.rsplit("/", 1)[0] if "/" in f else "" for f in test_files]
+        home = max(sorted(set(dirs)), key=dirs.count) if dirs else "tests"
+        folders = {n.file.rsplit("/", 1)[0] for n in self.nodes.values()
+                   if n.file and "/" in n.file}
+        name = f"test_{stem}"
+        while f"{home}/{name}".lstrip("/") in folders:
+            name += "_new"
+        return f"{home}/{name}.py".lstrip("/")
 
 
 def names(entity: str) -> set[str]:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from plan07 import caps
 from plan07.errors import InputError
+from plan07.llm.evidence_index import is_test_file
 from plan07.model import (
     ContextItem,
     Evidence,
@@ -196,12 +197,20 @@ def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
         if e.src in focus or e.dst in focus:
             tier.setdefault(e.src, 2)
             tier.setdefault(e.dst, 2)
+    # the repository's test layout (where a new test goes): its test modules first, one line
+    # each, before the tiers (a bounded prompt keeps them)
+    layout = sorted((n for n in evidence.recon.nodes
+                     if n.kind == "module" and is_test_file(n.file or "")),
+                    key=lambda n: n.id)[:caps.PROMPT_MAX_TEST_MODULES]
+    out.extend(("recon.node", n.model_dump(exclude_none=True)) for n in layout)
+    shown = {n.id for n in layout}
+
     def edge_tier(e: ReconEdge) -> int:
         return min(tier.get(e.src, 3), tier.get(e.dst, 3))
 
     for t in range(4):  # each tier's nodes, then the edges that reach that tier
-        for n in sorted((n for n in evidence.recon.nodes if tier.get(n.id, 3) == t),
-                        key=lambda n: n.id):
+        for n in sorted((n for n in evidence.recon.nodes
+                         if tier.get(n.id, 3) == t and n.id not in shown), key=lambda n: n.id):
             rec = n.model_dump(exclude_none=True)
             if n.signature is not None:
                 rec["signature"] = header_only(n.signature)
