@@ -213,8 +213,8 @@ class Planner:
 
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=A.now())
-            return None if node is None else driver.view(node, digest=transitions.digest_of(
-                tx.art, node))
+            return None if node is None else driver.view(
+                node, tx.art.requirement, digest=transitions.digest_of(tx.art, node))
 
     def report_edit(self, node_id: str, path: str | Path) -> None:
         """The harness edited `path` for `node_id` (the handed-out node); a 6th file is refused."""

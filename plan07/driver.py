@@ -1,19 +1,21 @@
 """The §3.4 execution driver: the single actionable obligation, and its bounds. Pure.
 
 `pick` selects exactly one ready node (lowest natural id); `view` builds the §3.4 DriverView from
-that node alone; `model_context` is the only text a model is handed (invariant 6, §8: never the
-schedule). `admit_edit` / `admit_test_call` / `admit_gate_calls` enforce the bounds (5 edited
-files, 10 test calls, the validation gate's own checks included).
+that node alone (plus the plan's goal and the criteria the node serves); `model_context` is the
+only text a model is handed (invariant 6, §8: never the schedule). `admit_edit` /
+`admit_test_call` / `admit_gate_calls` enforce the bounds (5 edited files, 10 test calls, the
+validation gate's own checks included).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 
 from plan07 import caps
 from plan07.errors import PlanStateError
-from plan07.model import DriverView, PermittedActions, PlanDAG, PlanNode
+from plan07.model import DriverView, PermittedActions, PlanDAG, PlanNode, Requirement
 from plan07.vocab import natural_key
 
 
@@ -27,10 +29,12 @@ def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:
     return ready[min(ready, key=natural_key)]
 
 
-def view(node: PlanNode, *, digest: str | None = None) -> DriverView:
+def view(node: PlanNode, requirement: Requirement | None = None, *,
+         digest: str | None = None) -> DriverView:
     """§3.4 step 2: the model-facing context from that node only (preconditions are its deps,
-    all complete, or it would not be ready). `digest`: on a local retry (plan07.retry), the
-    previous attempt's failure in one line."""
+    all complete, or it would not be ready), with what the agent needs to act on it: the
+    goal, the node's own caused_by and evidence, the criteria it serves, what its check runs.
+    `digest`: on a local retry (plan07.retry), the previous attempt's failure in one line."""
     if node.status != "ready":
         raise PlanStateError(
             f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out",
@@ -44,7 +48,44 @@ def view(node: PlanNode, *, digest: str | None = None) -> DriverView:
         permitted_actions=PermittedActions(),
         required_validation=node.validation,
         failure_digest=digest or None,
+        goal=requirement.goal if requirement else "",
+        caused_by=node.caused_by,
+        evidence=node.evidence,
+        criteria=served(node, requirement) if requirement else [],
+        check=check_text(node.validation),
     )
+
+
+_CRITERION_REF = re.compile(r"\bcriterion (\d{1,2})\b")
+
+
+def served(node: PlanNode, requirement: Requirement) -> list[str]:
+    """The acceptance criteria this node serves: those its caused_by cites ("criterion 2: …"),
+    and those that name its validation (a test id criterion is the test itself)."""
+    crit = requirement.acceptance_criteria
+    picked = [int(m.group(1)) for m in _CRITERION_REF.finditer(node.caused_by)]
+    picked += [i for i, c in enumerate(crit, 1) if node.validation and node.validation in c]
+    return [crit[i - 1] for i in dict.fromkeys(picked) if 1 <= i <= len(crit)]
+
+
+def check_text(validation: str) -> str:
+    """What the gate will run for `validation` (the check grammar of plan07.validate), in words
+    an agent can act on; nothing runs here."""
+    from plan07.validate import classify
+
+    v = validation.strip()
+    kind = classify(v)
+    if kind == "pytest_node":
+        return (f"pytest {v}: this test must pass (a test this node defines must first be "
+                "collected and fail on an assertion), and no test that passed at the baseline "
+                "may fail")
+    if kind == "pytest_path":
+        return f"pytest {v.removeprefix('pytest:')}: its tests must pass against the baseline"
+    if kind == "import":
+        return f"import {v.removeprefix('import:')} in the repository's interpreter"
+    if kind == "compile":
+        return "byte-compile every Python file of the repository (it must still compile)"
+    return f"nothing plan07 can run ({v!r} is no check it knows): confirm it by hand"
 
 
 def model_context(v: DriverView) -> str:

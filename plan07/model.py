@@ -258,6 +258,10 @@ class PermittedActions(Strict):
 
 
 class DriverView(Strict):
+    """The §3.4 fields, then what an agent needs to act on this one obligation (issue 12):
+    the plan's goal, why this obligation exists and its evidence, the acceptance criteria it
+    serves, and what its check will run. Still one node: never another node or the schedule."""
+
     node_id: ObligationId
     obligation: Verb
     target_entity: Entity
@@ -267,6 +271,11 @@ class DriverView(Strict):
     # a local retry (plan07.retry): the previous attempt's failure, one line
     failure_digest: Annotated[str, StringConstraints(
         max_length=caps.PROMPT_FAILURE_MAX_CHARS)] | None = None
+    goal: Annotated[str, StringConstraints(max_length=caps.GOAL_MAX_CHARS)] = ""
+    caused_by: Field500 = ""
+    evidence: Annotated[str, StringConstraints(max_length=caps.EVIDENCE_MAX_CHARS)] = ""
+    criteria: Annotated[list[Predicate], Field(max_length=caps.MAX_ACCEPTANCE_CRITERIA)] = []
+    check: Field500 = ""
 
 
 # ---------------------------------------------------------------------------------------------

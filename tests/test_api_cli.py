@@ -55,7 +55,8 @@ def test_plan_then_next_in_a_loop_yields_the_ladder_order(
             assert view == {"node_id": None, "can_terminate": True, "termination_blockers": []}
             break
         assert set(view) == {"node_id", "obligation", "target_entity", "preconditions",
-                             "permitted_actions", "required_validation"}
+                             "permitted_actions", "required_validation",  # §3.4
+                             "goal", "caused_by", "evidence", "criteria", "check"}
         seen.append(view["node_id"])
         rc, out, _ = run(capsys, "complete", view["node_id"], "--state", str(planned), "--json")
         assert (rc, json.loads(out)["passed"]) == (0, True)

@@ -17,7 +17,7 @@ from plan07.driver import (
     view,
 )
 from plan07.errors import PlanStateError
-from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult
+from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult, Requirement
 from plan07.schedule import schedule
 
 IDS = ["O1", "O2", "O3", "O10", "O11"]
@@ -51,12 +51,21 @@ def test_exactly_one_ready_node_lowest_id(completed: set[str], expected: str | N
     assert (node.id if node else None) == expected
 
 
+REQ = Requirement(goal="Make the timeout configurable",
+                  acceptance_criteria=["tests/t.py::test_O3", "the old default is kept"])
+
+
 def test_the_model_facing_context_names_exactly_one_node() -> None:
-    v = view(pick(plan({"O1", "O2"})))  # type: ignore[arg-type]
+    v = view(pick(plan({"O1", "O2"})), REQ)  # type: ignore[arg-type]
     text = model_context(v)
     data = json.loads(text)
     assert set(data) == {"node_id", "obligation", "target_entity", "preconditions",
-                         "permitted_actions", "required_validation"}
+                         "permitted_actions", "required_validation",  # §3.4
+                         "goal", "caused_by", "evidence", "criteria", "check"}
+    assert data["goal"] == "Make the timeout configurable"
+    assert (data["caused_by"], data["evidence"]) == ("req", "06")
+    assert data["criteria"] == ["tests/t.py::test_O3"]  # the criterion its validation is
+    assert data["check"].startswith("pytest tests/t.py::test_O3: this test must pass")
     assert data["node_id"] == "O3"
     assert data["preconditions"] == {"O1": "complete", "O2": "complete"}
     assert data["permitted_actions"] == {
@@ -69,6 +78,26 @@ def test_the_model_facing_context_names_exactly_one_node() -> None:
     assert [i for i in others if f'"{i}"' in text or f"{i}." in text] == []
     for word in ("blocked", "alternative", "checkpoint", "schedule", "edges"):
         assert word not in text
+
+
+@pytest.mark.parametrize(
+    ("caused_by", "validation", "criteria", "check"),
+    [
+        ("criterion 2: the old default is kept; preserve it", "compile",
+         ["the old default is kept"], "byte-compile every Python file"),
+        ("05 localization pkg.m score 0.9", "import:pkg.m", [], "import pkg.m"),
+        ("requirement: x", "pytest:tests/unit", [], "pytest tests/unit: its tests must pass"),
+        ("requirement: x", "looks right", [], "nothing plan07 can run"),
+    ],
+)
+def test_the_view_says_what_the_node_serves_and_what_its_check_runs(
+        caused_by: str, validation: str, criteria: list[str], check: str) -> None:
+    node = next(n for n in plan(set()).nodes if n.id == "O1")  # type: ignore[attr-defined]
+    node = node.model_copy(update={"caused_by": caused_by, "validation": validation})
+    v = view(node, REQ)
+    assert v.criteria == criteria
+    assert v.check.startswith(check)
+    assert v.goal == REQ.goal
 
 
 def test_a_blocked_node_is_never_viewed() -> None:

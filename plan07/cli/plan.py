@@ -94,11 +94,16 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         return
     pre = ", ".join(view.preconditions) or "none"
     b = view.permitted_actions.bounds
+    served = "".join(f"\n  serves: {c}" for c in view.criteria)
     typer.echo(f"{view.node_id}  {view.obligation}  {view.target_entity}\n"
+               f"  goal: {view.goal}\n"
+               f"  why: {view.caused_by}\n"
+               f"  evidence: {view.evidence}{served}\n"
                f"  preconditions complete: {pre}\n"
                f"  permitted: read, edit (<= {b.max_edit_files} files), "
                f"test (<= {b.max_test_calls} calls)\n"
                f"  required validation: {view.required_validation}\n"
+               f"  check: {view.check}\n"
                f"  then: plan07 complete {view.node_id}")
 
 
