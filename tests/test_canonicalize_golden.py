@@ -65,4 +65,5 @@ def test_no_code_or_traceback_becomes_an_artifact_string(case: Path) -> None:
         for s in strings:
             assert line not in s, f"{case.name}: code/traceback line {line!r} leaked into {s!r}"
     if len(text.strip().splitlines()) > 1:  # a one-line request is its own headline
-        assert artifact["goal"] != " ".join(text.split())[:500], "goal is the headline, not a prefix"
+        prefix = " ".join(text.split())[:500]
+        assert artifact["goal"] != prefix, "goal is the headline, not a prefix"

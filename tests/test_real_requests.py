@@ -1,0 +1,267 @@
+"""Real requests on real-shaped trees (issue 12): localization reads the issue, not its template;
+recon bundles that plan always accepts; test classes of unittest/Django; a builtin decomposition
+sized to the fix (interface change only when asked, tests where the repo keeps them, fan-in
+within the cap). Every repository is built here, on the fly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from plan07 import caps
+from plan07.api import Planner
+from plan07.builtin_decompose import derive, interface_change
+from plan07.cli import main
+from plan07.evidence import build_evidence
+from plan07.evidence.localize import issue_prose, localize, names_in
+from plan07.evidence.recon import recon
+from plan07.model import Evidence, ImpactEdge, Localization, Recon, ReconEdge, ReconNode
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+SESSIONS = {
+    "reqs/__init__.py": "",
+    "reqs/sessions.py": (
+        "def builtin_str(x):\n    return str(x)\n\n\n"
+        "class SessionRedirectMixin:\n"
+        "    def resolve_redirects(self, resp, req):\n        return [req]\n\n\n"
+        "class Session(SessionRedirectMixin):\n"
+        "    def request(self, method, url):\n"
+        "        method = builtin_str(method)\n"
+        "        return self.send(method, url)\n\n"
+        "    def send(self, method, url):\n        return method, url\n"
+    ),
+    "reqs/env.py": "class BuildEnvironment:\n    def version(self):\n        return 1\n",
+    "reqs/models.py": (
+        "class Response:\n"
+        "    def iter_content(self):\n"
+        "        def generate():\n"
+        "            for chunk in self.raw.stream(10, decode_content=True):\n"
+        "                yield chunk\n"
+        "        return generate()\n"
+    ),
+    "test_reqs.py": (
+        "import unittest\n\nfrom reqs.sessions import Session\n\n\n"
+        "class RequestsTestCase(unittest.TestCase):\n"
+        "    def test_request(self):\n        Session().request('GET', 'u')\n"
+    ),
+}
+
+
+# --- localization -----------------------------------------------------------------------------
+
+
+def test_template_and_environment_sections_are_not_read() -> None:
+    text = ("Redirects lose the method\n\n### Environment\n\n- Build environment version 3\n\n"
+            "### Your project\n\nextension project\n\n### Description\n\nThe redirect drops it.")
+    prose, _ = issue_prose(text)
+    assert "environment" not in prose.lower().split("redirects lose")[1]
+    assert "extension project" not in prose
+
+
+def test_names_in_an_issue_are_its_code_not_builtins() -> None:
+    names = names_in("`flask.Config.from_file()` opens in text mode; the built-in `open()` "
+                     "and `dict` do not; see requests/sessions.py and resolve_redirects.")
+    assert names[:1] == ["flask.Config.from_file"]
+    assert "requests/sessions.py" in names and "resolve_redirects" in names
+    assert "open" not in names and "dict" not in names
+
+
+def test_the_entities_an_issue_names_rank_first(tmp_path: Path) -> None:
+    repo = _tree(tmp_path, SESSIONS)
+    issue = ("`Session.resolve_redirects` copies the original request\n\n"
+             "### Environment\n\nBuildEnvironment version 3, python version 3.12\n")
+    ev = build_evidence(repo, request=issue)
+    ranked = [x.entity for x in ev.localization]
+    # the method is inherited: found through its last part, not the `Session` qualifier
+    assert ranked[0] == "reqs.sessions.SessionRedirectMixin.resolve_redirects"
+    assert "reqs.env.BuildEnvironment" not in ranked  # the template section is not read
+
+
+def test_quoted_source_lines_and_traceback_frames_localize(tmp_path: Path) -> None:
+    repo = _tree(tmp_path, SESSIONS)
+    quoted = "method problem\nIn reqs/sessions.py is a command:\n\nmethod = builtin_str(method)\n"
+    ev = build_evidence(repo, request=quoted)
+    assert ev.localization[0].entity == "reqs.sessions.Session.request"
+    tb = ("socket error not wrapped\n\n```\n"
+          '  File "/venv/site-packages/reqs/models.py", line 4, in generate\n'
+          "    for chunk in self.raw.stream(10, decode_content=True):\n"
+          "socket.error: [Errno 104] Connection reset by peer\n```\n")
+    ev = build_evidence(repo, request=tb)
+    # the nested `generate` has no recon node: the frame lands in what encloses it
+    assert ev.localization[0].entity == "reqs.models.Response.iter_content"
+
+
+def test_lexical_overlap_ranks_below_a_named_entity() -> None:
+    nodes = [ReconNode(id="m.load_config", kind="function", file="m.py", line=1),
+             ReconNode(id="m.config_loader_for_config", kind="function", file="m.py", line=5)]
+    score = localize("the config loader is slow in `load_config`", nodes)
+    assert score["m.load_config"] == 1.0
+    assert 0 < score["m.config_loader_for_config"] <= 0.6
+
+
+# --- recon: tests and unique ids --------------------------------------------------------------
+
+
+def test_unittest_and_django_test_classes_are_tests(tmp_path: Path) -> None:
+    repo = _tree(tmp_path, {
+        "app/__init__.py": "",
+        "app/models.py": "class Item:\n    pass\n",
+        "app/tests.py": ("from django.test import TestCase\n"
+                         "from app.models import Item\n\n\n"
+                         "class ItemTests(TestCase):\n"
+                         "    def test_item(self):\n        Item()\n\n\n"
+                         "class Helper:\n    def test_like(self):\n        pass\n"),
+        "test_x.py": ("import unittest\n\n\nclass Checks(unittest.TestCase):\n"
+                      "    def test_a(self):\n        pass\n"),
+    })
+    kinds = {n.id: n.kind for n in recon(repo).nodes}
+    assert kinds["app.tests.ItemTests"] == kinds["app.tests.ItemTests.test_item"] == "test"
+    assert kinds["test_x.Checks"] == kinds["test_x.Checks.test_a"] == "test"
+    assert kinds["app.tests.Helper"] == "class"  # not every class of a test file is a test
+    assert kinds["app.tests.Helper.test_like"] == "method"
+
+
+def test_a_package_class_beside_a_same_named_module_gets_its_own_id(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[
+                                                                         str]) -> None:
+    repo = _tree(tmp_path / "repo", {
+        "pkg/__init__.py": ("class foo:\n    def bar(self):\n        return 1\n\n\n"
+                            "def use():\n    return foo().bar()\n"),
+        "pkg/foo.py": "def bar():\n    return 2\n",
+    })
+    ids = [n.id for n in recon(repo).nodes]
+    assert len(ids) == len(set(ids))
+    assert {"pkg.foo", "pkg.foo.bar", "pkg.__init__.foo", "pkg.__init__.foo.bar"} <= set(ids)
+    (tmp_path / "req.md").write_text("Fix `foo.bar` so it returns 3\n", encoding="utf-8")
+    ev = tmp_path / "e.json"
+    assert main(["recon", str(repo), "-o", str(ev)]) == 0
+    # plan --evidence (recon output) plans wherever plan does
+    for extra in ([], ["--evidence", str(ev)]):
+        capsys.readouterr()
+        code = main(["plan", str(tmp_path / "req.md"), "--repo", str(repo),
+                     "--state", str(tmp_path / f"st{len(extra)}"), *extra])
+        assert code == 0, capsys.readouterr().err
+
+
+# --- the builtin decomposer, sized to the fix -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("`Session.resolve_redirects` copies the original request", "body"),
+        ("Add a file mode parameter to `Config.from_file`", "compatible"),
+        ("varnames gains a keyword-only flag", "compatible"),
+        ("Drop the `timeout` parameter from `call_historic`", "breaking"),
+        ("`send` no longer takes `proxies`", "breaking"),
+    ],
+)
+def test_the_interface_change_is_what_the_request_says(text: str, shape: str) -> None:
+    assert interface_change(text) == shape
+
+
+def _fan_evidence(consumers: int) -> Evidence:
+    """`core.f` with `consumers` callers, each a sig_change consumer with its own test."""
+    nodes = [ReconNode(id="core", kind="module", file="core.py", line=1),
+             ReconNode(id="core.f", kind="function", file="core.py", line=1),
+             ReconNode(id="tests.test_core", kind="module", file="tests/test_core.py", line=1)]
+    edges, impact = [], []
+    for i in range(consumers):
+        nodes.append(ReconNode(id=f"use{i}.g", kind="function", file=f"use{i}.py", line=1))
+        nodes.append(ReconNode(id=f"use{i}", kind="module", file=f"use{i}.py", line=1))
+        edges.append(ReconEdge(src=f"use{i}.g", dst="core.f", kind="calls"))
+        impact.append(ImpactEdge(src="core.f", dst=f"use{i}.g", relation="CalledBy",
+                                 cause="sig_change", confidence=0.9))
+    return Evidence(recon=Recon(nodes=nodes, edges=edges), impact={"edges": impact},
+                    localization=[Localization(entity="core.f", score=1.0)])
+
+
+def _req(goal: str) -> dict[str, object]:
+    return {"goal": goal, "acceptance_criteria": [goal], "constraints": []}
+
+
+def test_a_body_fix_modifies_the_located_entity_only() -> None:
+    obs = derive(_req("`f` returns the wrong total"), _fan_evidence(5))
+    modified = [o.target_entity for o in obs if o.obligation == "modify" and "::" not in
+                o.target_entity and o.status != "alternative"]
+    assert modified == ["core.f"]
+    assert not any("widen it" in o.caused_by for o in obs)  # no signature-change shape
+
+
+def test_a_compatible_widening_rebinds_no_caller() -> None:
+    obs = derive(_req("Add an optional `mode` parameter to `f`"), _fan_evidence(5))
+    mods = [o for o in obs if o.obligation == "modify" and o.target_entity.startswith("use")]
+    assert mods == []
+    assert any("widen it" in o.caused_by for o in obs if o.target_entity == "core.f")
+
+
+def test_a_breaking_change_with_many_callers_stays_within_the_fan_in_cap(tmp_path: Path) -> None:
+    ev = _fan_evidence(20)
+    obs = derive(_req("Drop the `strict` parameter from `f`"), ev)
+    rebinds = [o for o in obs if o.obligation == "modify" and o.target_entity.startswith("use")]
+    assert len(rebinds) == 20
+    assert max(len(o.dependencies) for o in obs) <= caps.BUILTIN_MAX_FAN_IN
+    repo = _tree(tmp_path, {"core.py": "def f(strict=True):\n    return 1\n",
+                            **{f"use{i}.py": "from core import f\n\n\ndef g():\n    return f()\n"
+                               for i in range(20)}})
+    p = Planner.create("Drop the `strict` parameter from `f`", repo=repo, evidence=ev,
+                       state_dir=tmp_path / "st", plan_id="fan", now="2026-01-01T00:00:00Z")
+    assert len(p.artifact.nodes) <= caps.MAX_NODES  # the planner accepted its own plan
+
+
+def test_a_new_test_goes_where_the_repo_keeps_its_tests() -> None:
+    nodes = [ReconNode(id="reqs.sessions.Session.request", kind="method",
+                       file="reqs/sessions.py", line=3),
+             ReconNode(id="test_reqs", kind="module", file="test_reqs.py", line=1)]
+    ev = Evidence(recon=Recon(nodes=nodes),
+                  localization=[Localization(entity="reqs.sessions.Session.request", score=1.0)])
+    obs = derive(_req("the method = builtin_str(method) problem no longer occurs"), ev)
+    defined = [o.target_entity for o in obs if "::" in o.target_entity]
+    assert defined and all(t.startswith("test_reqs.py::") for t in defined)
+
+
+def test_a_new_test_file_never_takes_a_test_packages_name() -> None:
+    nodes = [ReconNode(id="pkg.utils.f", kind="function", file="pkg/utils.py", line=1),
+             ReconNode(id="tests.test_a", kind="module", file="tests/test_a.py", line=1),
+             ReconNode(id="tests.test_b", kind="module", file="tests/test_b.py", line=1),
+             ReconNode(id="tests.test_utils", kind="module", file="tests/test_utils/__init__.py",
+                       line=1),
+             ReconNode(id="tests.test_utils.test_x", kind="module",
+                       file="tests/test_utils/test_x.py", line=1)]
+    ev = Evidence(recon=Recon(nodes=nodes),
+                  localization=[Localization(entity="pkg.utils.f", score=1.0)])
+    obs = derive({"goal": "Fix `f`", "acceptance_criteria": ["empty input is handled"],
+                  "constraints": []}, ev)
+    files = {o.target_entity.split("::")[0] for o in obs if "::" in o.target_entity}
+    assert files and all(f.startswith("tests/") and f != "tests/test_utils.py" for f in files)
+
+
+def test_the_benchmark_reads_the_official_test_list_encoding() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "real_issues", Path(__file__).parents[1] / "benchmarks" / "real_issues.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["real_issues"] = mod  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        del sys.modules["real_issues"]
+    encoded = json.dumps(["tests/test_a.py::test_x", "tests/test_a.py::test_y[1-2]"])
+    assert mod.test_list(encoded) == ["tests/test_a.py::test_x", "tests/test_a.py::test_y[1-2]"]
+    assert mod.test_list(["t.py::a"]) == ["t.py::a"]
+    patch = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -2,3 +2,3 @@ def f():\n"
+             "     a = 1\n-    b = 2\n+    b = 3\n     return a\n")
+    assert mod.patch_lines(patch) == {"m.py": {3}}
