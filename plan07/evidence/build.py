@@ -5,6 +5,7 @@ one-line context per localized entity (04), lex localization (05), impact (06), 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,10 @@ from plan07.evidence.resolve import ReconResult
 from plan07.evidence.softrank import cochange, commit_files, lex_scores
 from plan07.model import ContextItem, Evidence, Impact, Localization, Recon, SoftRank
 
-# where a change lands is code: not these kinds, nor helpers in test files (pytest conventions)
+# where a change lands is code: not these kinds, nor helpers in test files (pytest conventions),
+# nor the fixtures and test data under a test tree (sphinx's tests/roots/, pytest's testing/)
 NOT_LOCALIZED = {"module", "test", "migration"}
+TEST_TREE = re.compile(r"(?:^|/)(?:tests?|testing)/")
 
 
 @dataclass
@@ -64,7 +67,7 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
         # 05: what the issue names (code, paths, traceback frames, quoted lines) first, then
         # lexical overlap of its prose without the template sections (plan07.evidence.localize)
         eligible = [n.id for n in rr.nodes if n.kind not in NOT_LOCALIZED
-                    and not is_test_file(n.file or "")]
+                    and not is_test_file(n.file or "") and not TEST_TREE.search(n.file or "")]
         scores = localize(request, rr.nodes, eligible=eligible,
                           sources=_sources(repo, rr, request)) if request else {}
         ranked = sorted(scores, key=lambda e: (-scores[e], e))[:LOCALIZATION_TOP_K]

@@ -185,8 +185,11 @@ def names(entity: str) -> set[str]:
 
 def named(text: str, entity: str) -> bool:
     """`text` names `entity`, not inside a longer dotted name (`plan07.schema.parse` does not
-    name `decompose.parse`)."""
-    return any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", text) for n in names(entity))
+    name `decompose.parse`, `Sphinx.__init__` does not name `Sphinx`)."""
+    # not inside a hyphenated word ("keyword-only" does not name `only`) nor as the qualifier
+    # of a longer dotted name (`Sphinx.__init__` names the method, not `Sphinx`)
+    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\w)", text)
+               for n in names(entity))
 
 
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
