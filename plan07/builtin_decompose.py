@@ -112,9 +112,13 @@ def _targets(d: _Derivation) -> None:
     above all of them (score >= ratio x top), at most BUILTIN_MAX_PRIMARY of the latter."""
     text = " ".join([d.goal, *d.criteria])
     d.ranked = sorted(d.evidence.localization, key=lambda x: (-x.score, x.entity))
-    names = [x for x in d.ranked if named(text, x.entity)]
+    # a name the text writes as code (backticked, dotted) is a target; a plain word that
+    # happens to be an entity's name ("session", "name", "text") is only a ranked candidate
+    code = {r for r in map(d.ix.resolve, mentioned(text)) if r}
+    ratio = caps.BUILTIN_PRIMARY_SCORE_RATIO
+    names = [x for x in d.ranked if x.entity in code and named(text, x.entity)]
     bar = max((x.score for x in names), default=-1.0)
-    strong = [x for x in d.ranked if x.score >= caps.BUILTIN_PRIMARY_SCORE_RATIO * d.top
+    strong = [x for x in d.ranked if x.score >= ratio * d.top
               and x.score > bar and x not in names][: caps.BUILTIN_MAX_PRIMARY]
     d.primary = [x for x in d.ranked if x in names or x in strong]
     # The entities the request names in code (backticked or dotted), resolved against recon:

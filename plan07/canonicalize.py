@@ -106,7 +106,8 @@ _NOT_BEHAVIOUR = re.compile(
     r"\b(?:i|you|we|one) (?:should|must|need to|have to|ought to)\b|\bshould(?:'ve| have been)\b|"
     r"^(?:today|currently|right now|at the moment|at present|as of now)\b|"  # the status quo
     r"\bit (?:will|would)(?: also)? be (?:good|nice|great|useful|helpful|cool) to\b|"  # a wish
-    r"\bnot sure\b|\bi (?:guess|think|wonder)\b.*\bbut (?:i|we)\b",  # hedged musing
+    r"\bnot sure\b|\bi (?:guess|think|wonder)\b.*\bbut (?:i|we)\b|"  # hedged musing
+    r"\b(?:imho|imo|in my opinion)\b|^\(.*\)$",  # an opinion, an aside in parentheses
     re.I,
 )
 _URL = re.compile(r"\b(?:https?://|www\.)\S+")

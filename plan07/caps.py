@@ -86,7 +86,7 @@ REPLAY_MAX_BYTES = 1024 * 1024
 BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary target
 BUILTIN_MAX_ALTERNATIVES = 3
 BUILTIN_MAX_FAN_IN = 8  # a builtin node waits on at most this many; more run as a chain
-BUILTIN_MAX_PRIMARY = 4  # targets followed at most (more only when the request names them)
+BUILTIN_MAX_PRIMARY = 2  # targets followed at most (more only when the request names them)
 
 # Evidence (ours): built-in recon / impact / soft-rank bounds
 EVIDENCE_MAX_DEPTH = 6  # impact walks at most this many steps from a seed

@@ -76,6 +76,10 @@ _PARTICIPLE_WORD = r"\w+(?:ed|en|wn|ght)"
 _NOT_DONE = re.compile(
     rf"^(?P<s>.+?)\s+(?:is\s+|are\s+)?not\s+(?P<v>{_PARTICIPLE_WORD}(?:/{_PARTICIPLE_WORD})?)\b"
     r"(?P<r>.*)$", re.I)
+_LEAKING = re.compile(r"^(?P<s>.+?)\s+(?P<g>passing|leaking|bleeding|slipping|getting|falling)"
+                      r"\s+(?P<r>(?:through|into|out of|past|via)\b.+)$", re.I)
+_GERUND = {"passing": "pass", "leaking": "leak", "bleeding": "bleed", "slipping": "slip",
+           "getting": "get", "falling": "fall"}
 _PROBLEM = re.compile(r"^(?P<s>.+?)\s+(?:problem|issue|bug|regression)$", re.I)
 _NOUNISH = re.compile(r"^(?:a|an|the)\s|^`")
 _ADVERB_TAIL = re.compile(r"\s+(\w+ly)$")
@@ -140,6 +144,9 @@ def _statement(s: str) -> str | None:
         if sm := pattern.match(s):
             parts = {k: v or "" for k, v in sm.groupdict().items()}
             return template.format(**parts)
+    if m := _LEAKING.match(s):  # "X exceptions passing through the API"
+        verb = _third(_GERUND[m.group("g").lower()], m.group("s"))
+        return f"{m.group('s')} no longer {verb} {m.group('r')}"
     if m := _NOT_DONE.match(s):
         return f"{m.group('s')} {_be(m.group('s'))} {m.group('v')}{m.group('r')}"
     if m := _TO_VERB.match(s):

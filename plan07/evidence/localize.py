@@ -49,13 +49,15 @@ _FRAME = re.compile(r'File "([^"\n]+\.py)", line (\d+), in ([\w<>]+)')
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _DOTTED = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w-]+/)+[\w-]+\.py)\b")
-_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*_\w+|_\w+|[A-Z][a-z0-9]+[A-Z]\w*)(?![\w])")
+# `.register_hook()` names a method too (a leading dot, no qualifier)
+_IDENT = re.compile(r"(?<!\w)(?<!\w\.)([A-Za-z_]\w*_\w+|_\w+|[A-Z][a-z0-9]+[A-Z]\w*)(?![\w])")
+_MANGLED_DUNDER = re.compile(r"\.\*\*(\w+)\*\*")  # GitHub renders `X.__init__` as X.**init**
 _CODE_LINE = re.compile(r"[=(]")
 # a line of code pasted into prose (a call or an assignment): read for quoted source, not names
 _PROSE_CODE = re.compile(r"^\s*(?:[\w.]+\(.*\)|[\w.\[\]'\"]+\s*[:=]\s*\S.*)\s*$")
 _VENDORED = re.compile(r"(?:^|/)(?:packages|vendor|_vendor|vendored|extern|third_party)/")
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning)$")
-EXCEPTION_FACTOR = 0.75  # a named exception is usually what is raised, not where the fix goes
+EXCEPTION_FACTOR = 0.7  # a named exception is usually what is raised, not where the fix goes
 _BUILTINS = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
 
 
@@ -93,6 +95,7 @@ def issue_prose(text: str) -> tuple[str, list[str]]:
 def names_in(prose: str) -> list[str]:
     """The code names an issue writes, in order of first appearance, deduplicated."""
     out: list[str] = []
+    prose = _MANGLED_DUNDER.sub(r".__\1__", prose)
     for span in _BACKTICK.findall(prose):
         dotted = [m.group(1) for m in _DOTTED.finditer(span)]
         # `Session.resolve_redirects` names the method, not `Session`: the words of a span
@@ -130,11 +133,31 @@ class _Names:
         suffix = [e for e in same if e.endswith("." + name)]
         if len(suffix) == 1:
             return [(suffix[0], NAMED)]
-        if "." in name and same and len(same) <= MAX_SAME_NAME:
+        if "." in name and same and len(same) <= MAX_SAME_NAME and self.knows(name):
             return [(e, SUFFIX_ONLY) for e in sorted(same)]
         if "." not in name and 0 < len(same) <= MAX_SAME_NAME:
             return [(e, NAMED if len(same) == 1 else AMBIGUOUS) for e in sorted(same)]
         return []
+
+    def commands(self, prose: str) -> list[str]:
+        """`flask routes`, `pylint --recursive`: a subcommand of the project's own command line
+        -> its implementation (`routes_command`, `cmd_routes`, `routes` in a cli module)."""
+        tops = {i for i in self.by_id if "." not in i and self.by_id[i].kind == "module"}
+        out: list[str] = []
+        for top in sorted(tops):
+            for sub in re.findall(rf"(?<![\w.-]){re.escape(top)}\s+([a-z][a-z0-9_]+)\b", prose):
+                for name in (f"{sub}_command", f"cmd_{sub}", f"{sub}_cmd", sub):
+                    out += [e for e in self.by_last.get(name, [])
+                            if e.startswith(top + ".") and re.search(r"\bcli\b|command|"
+                                                                     r"commands|main", e)]
+        return list(dict.fromkeys(out))
+
+    def knows(self, dotted: str) -> bool:
+        """The qualifier of `dotted` is a name in this repository (`Session` in
+        `Session.resolve_redirects`), not an outside module (`tomllib.load`, `json.load`)."""
+        head = dotted.split(".")[0]
+        return head in self.by_last or any(n.file and n.file.startswith(head + "/")
+                                           for ns in self.by_file.values() for n in ns[:1])
 
     def frame(self, path: str, func: str, line: int) -> str | None:
         """A traceback frame -> the repo entity: the file whose path is the longest suffix of
@@ -174,6 +197,8 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
     for name in names_in(prose):
         for hit, s in ix.resolve(name):
             put(hit, s * EXCEPTION_FACTOR if _EXCEPTION.search(hit) else s)
+    for e in ix.commands(prose):
+        put(e, SUFFIX_ONLY)
     frames = [m for line in [*code, *prose.splitlines()] for m in _FRAME.finditer(line)]
     for depth, m in enumerate(frames):  # the innermost frame is the last one
         at = ix.frame(m.group(1), m.group(3), int(m.group(2)))
