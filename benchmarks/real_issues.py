@@ -275,11 +275,7 @@ def run_one(row: dict[str, object]) -> Row:
             except Plan07Error as exc:
                 r.planned = f"refused: {str(exc)[:100]}"
             finally:
-                refs = subprocess.run(["git", "-C", str(checkout), "for-each-ref",
-                                       "--format=delete %(refname)", f"refs/plan07/{plan_id}/"],
-                                      capture_output=True, text=True, check=False).stdout
-                subprocess.run(["git", "-C", str(checkout), "update-ref", "--stdin"],
-                               input=refs, text=True, capture_output=True, check=False)
+                _drop_refs(checkout, plan_id)
     r.seconds = time.perf_counter() - t0
     return r
 
@@ -296,7 +292,7 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
-def report(rows: list[Row], source: str, instances: list[dict[str, object]]) -> str:
+def report(rows: list[Row], command: str, instances: list[dict[str, object]]) -> str:
     planned = [r for r in rows if r.planned == "ok"]
     top1 = [r.rank == 1 for r in rows if r.gold]
     top5 = [r.rank is not None and r.rank <= 5 for r in rows if r.gold]
@@ -306,8 +302,8 @@ def report(rows: list[Row], source: str, instances: list[dict[str, object]]) -> 
     lines = [
         "# Real issues: canonicalize, recon → plan, localization, plan targets (issue 12)",
         "",
-        f"Command: `.venv/bin/python benchmarks/real_issues.py {source}` (builtin decomposer, "
-        "no model). Instances: SWE-bench Lite rows (standard fields; FAIL_TO_PASS/PASS_TO_PASS "
+        f"Command: `.venv/bin/python benchmarks/real_issues.py {command}` (builtin decomposer, "
+        "no model). Instances: SWE-bench-style rows (standard fields; FAIL_TO_PASS/PASS_TO_PASS "
         "decoded with json.loads), each on a local checkout at its `base_commit`:",
         "",
         "| instance | repo | base_commit |",
@@ -331,6 +327,11 @@ def report(rows: list[Row], source: str, instances: list[dict[str, object]]) -> 
         f"| plan target precision (mean) | {_mean(prec):.2f} | ≥ {TARGET_PRECISION} |",
         f"| plan target recall (mean) | {_mean(rec):.2f} | ≥ {TARGET_RECALL} |",
         "",
+        "Gold entity: the innermost recon definition containing a line the gold patch changes "
+        "(a pure insertion: the lines around it); *enclosing* also counts the definitions "
+        "around it (a changed method's class). Precision/recall: the non-test files of the "
+        "plan's followed `modify` targets against the `.py` files of the gold patch.",
+        "",
         "## Per instance",
         "",
         "| instance | canon | derived | plan | nodes | gold entity | rank | rank (enclosing) "
@@ -352,12 +353,58 @@ def report(rows: list[Row], source: str, instances: list[dict[str, object]]) -> 
     return "\n".join(lines) + "\n"
 
 
+def tree_check(tree: Path, requests: list[Path]) -> list[str]:
+    """recon -> plan on one (large) tree for each request text: the plan accepts its own bundle,
+    how many nodes, the largest number of direct predecessors (the cap is 16)."""
+    lines = ["", f"## recon → plan on `{tree.name}` (HEAD "
+             f"{_head(tree)[:12]}), one bundle per request", "",
+             "| request | plan | nodes | modify targets | max predecessors | s |",
+             "|---|---|---|---|---|---|"]
+    for req in requests:
+        t0 = time.perf_counter()
+        text = req.read_text(encoding="utf-8")
+        evidence = build_evidence(tree, request=text)
+        plan_id = "bench-tree-" + re.sub(r"[^A-Za-z0-9-]", "-", req.stem)
+        with tempfile.TemporaryDirectory() as state:
+            try:
+                p = Planner.create(text, repo=tree, evidence=evidence, state_dir=Path(state),
+                                   plan_id=plan_id, now="2026-01-01T00:00:00Z")
+                nodes = p.artifact.nodes
+                mods = [n.target_entity for n in nodes
+                        if n.obligation == "modify" and n.status != "alternative"]
+                cell = (f"ok | {len(nodes)} | {', '.join(f'`{m}`' for m in mods[:3])} | "
+                        f"{max((len(n.dependencies) for n in nodes), default=0)}")
+            except Plan07Error as exc:
+                cell = f"refused: {str(exc)[:80]} | - | - | -"
+            finally:
+                _drop_refs(tree, plan_id)
+        lines.append(f"| {req.name} | {cell} | {time.perf_counter() - t0:.1f} |")
+    return lines
+
+
+def _head(tree: Path) -> str:
+    return subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=False).stdout.strip()
+
+
+def _drop_refs(tree: Path, plan_id: str) -> None:
+    refs = subprocess.run(["git", "-C", str(tree), "for-each-ref", "--format=delete %(refname)",
+                           f"refs/plan07/{plan_id}/"], capture_output=True, text=True,
+                          check=False).stdout
+    subprocess.run(["git", "-C", str(tree), "update-ref", "--stdin"], input=refs, text=True,
+                   capture_output=True, check=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("instances", type=Path)
     ap.add_argument("--checkouts", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/real_issues"))
     ap.add_argument("--only", default=None, help="a substring of the instance ids to run")
+    ap.add_argument("--tree", type=Path, default=None,
+                    help="also plan each --tree-request on this (large) checkout")
+    ap.add_argument("--tree-request", type=Path, action="append", default=[])
+    ap.add_argument("--notes", type=Path, default=None, help="a markdown file appended as is")
     args = ap.parse_args(argv)
     instances = load_instances(args.instances, args.checkouts)
     if args.only:
@@ -369,7 +416,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r.instance:28} canon={r.canon:7} plan={r.planned[:60]:12} nodes={r.nodes:2} "
               f"rank={r.rank} P={r.precision} R={r.recall} gold={r.gold[:2]} "
               f"targets={r.targets[:4]} {r.canon_why[:2]}", flush=True)
-    text = report(rows, args.instances.name, instances)
+    text = report(rows, " ".join(argv if argv is not None else sys.argv[1:]), instances)
+    if args.notes is not None:
+        text += "\n" + args.notes.read_text(encoding="utf-8")
+    if args.tree is not None:
+        text += "\n".join(tree_check(args.tree, args.tree_request)) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "report.md").write_text(text, encoding="utf-8")
     print(text)
