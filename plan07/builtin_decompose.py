@@ -101,7 +101,10 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
 
 def interface_change(text: str) -> str:
     """What the request implies for the changed entities' signatures: "breaking" (a parameter
-    dropped, renamed, made required), "compatible" (one added, a flag gained), else "body"."""
+    dropped, renamed, made required: widen, then rebind the consumers, onward through theirs),
+    "compatible" (one added, a flag gained: widen, then rebind its direct consumers, design.md
+    "a compatible change lands before its consumers' rebinds"), else "body" (no widen, no
+    rebind)."""
     if not SIGNATURE_WORDS.search(text):
         return "body"
     return "breaking" if BREAKING_WORDS.search(text) else "compatible"
@@ -114,9 +117,11 @@ def _targets(d: _Derivation) -> None:
     d.ranked = sorted(d.evidence.localization, key=lambda x: (-x.score, x.entity))
     # a name the text writes as code (backticked, dotted) is a target; a plain word that
     # happens to be an entity's name ("session", "name", "text") is only a ranked candidate
-    code = {r for r in map(d.ix.resolve, mentioned(text)) if r}
+    written = mentioned(text)
+    code = {r for r in map(d.ix.resolve, written) if r}
     ratio = caps.BUILTIN_PRIMARY_SCORE_RATIO
-    names = [x for x in d.ranked if x.entity in code and named(text, x.entity)]
+    names = [x for x in d.ranked
+             if x.entity in code or any(named(m, x.entity) for m in written)]
     bar = max((x.score for x in names), default=-1.0)
     strong = [x for x in d.ranked if x.score >= ratio * d.top
               and x.score > bar and x not in names][: caps.BUILTIN_MAX_PRIMARY]
@@ -147,8 +152,8 @@ def _modifies(d: _Derivation) -> None:
         d.order.append(loc.entity)
     first, queue = set(d.order), list(d.order)
     deps: dict[str, list[str]] = defaultdict(list)
-    if d.interface != "breaking":
-        queue = []  # callers keep working: a body fix or a compatible widening rebinds no one
+    if d.interface == "body":
+        queue = []  # a body fix changes no signature: its callers are not touched
     while queue:
         src = queue.pop(0)
         causes = REBIND_CAUSES if src in first else ix.breaking_causes
@@ -158,7 +163,8 @@ def _modifies(d: _Derivation) -> None:
             if i.dst not in d.mods:
                 d.mods[i.dst] = _Draft("modify", i.dst, [], edge_line(i), "")
                 d.order.append(i.dst)
-                queue.append(i.dst)
+                if d.interface == "breaking":  # a compatible widening stops at its callers
+                    queue.append(i.dst)
             if src not in deps[i.dst]:
                 deps[i.dst].append(src)
                 d.mods[i.dst].why.append(f"06 {i.cause}: consumer of {src}, rebind it to the "

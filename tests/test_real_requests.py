@@ -199,10 +199,14 @@ def test_a_body_fix_modifies_the_located_entity_only() -> None:
     assert not any("widen it" in o.caused_by for o in obs)  # no signature-change shape
 
 
-def test_a_compatible_widening_rebinds_no_caller() -> None:
-    obs = derive(_req("Add an optional `mode` parameter to `f`"), _fan_evidence(5))
-    mods = [o for o in obs if o.obligation == "modify" and o.target_entity.startswith("use")]
-    assert mods == []
+def test_a_compatible_widening_rebinds_its_direct_callers_only() -> None:
+    ev = _fan_evidence(3)
+    ev.impact.edges.append(ImpactEdge(src="use0.g", dst="use1.g", relation="CalledBy",
+                                      cause="sig_change", confidence=0.9))
+    obs = derive(_req("Add an optional `mode` parameter to `f`"), ev)
+    mods = sorted(o.target_entity for o in obs if o.obligation == "modify"
+                  and o.target_entity.startswith("use") and o.status != "alternative")
+    assert mods == ["use0.g", "use1.g", "use2.g"]  # f's callers, not onward through use0.g
     assert any("widen it" in o.caused_by for o in obs if o.target_entity == "core.f")
 
 
