@@ -73,8 +73,10 @@ def test_names_in_an_issue_are_its_code_not_builtins() -> None:
     names = names_in("`flask.Config.from_file()` opens in text mode; the built-in `open()` "
                      "and `dict` do not; see requests/sessions.py and resolve_redirects.")
     assert names[:1] == ["flask.Config.from_file"]
-    assert "requests/sessions.py" in names and "resolve_redirects" in names
-    assert "open" not in names and "dict" not in names
+    assert "requests/sessions.py" in names
+    assert "resolve_redirects" in names
+    assert "open" not in names
+    assert "dict" not in names
 
 
 def test_the_entities_an_issue_names_rank_first(tmp_path: Path) -> None:
@@ -232,7 +234,8 @@ def test_a_new_test_goes_where_the_repo_keeps_its_tests() -> None:
                   localization=[Localization(entity="reqs.sessions.Session.request", score=1.0)])
     obs = derive(_req("the method = builtin_str(method) problem no longer occurs"), ev)
     defined = [o.target_entity for o in obs if "::" in o.target_entity]
-    assert defined and all(t.startswith("test_reqs.py::") for t in defined)
+    assert defined
+    assert all(t.startswith("test_reqs.py::") for t in defined)
 
 
 def test_a_new_test_file_never_takes_a_test_packages_name() -> None:
@@ -248,7 +251,9 @@ def test_a_new_test_file_never_takes_a_test_packages_name() -> None:
     obs = derive({"goal": "Fix `f`", "acceptance_criteria": ["empty input is handled"],
                   "constraints": []}, ev)
     files = {o.target_entity.split("::")[0] for o in obs if "::" in o.target_entity}
-    assert files and all(f.startswith("tests/") and f != "tests/test_utils.py" for f in files)
+    assert files
+    assert all(f.startswith("tests/") for f in files)
+    assert "tests/test_utils.py" not in files
 
 
 def test_the_benchmark_reads_the_official_test_list_encoding() -> None:
@@ -256,7 +261,8 @@ def test_the_benchmark_reads_the_official_test_list_encoding() -> None:
 
     spec = importlib.util.spec_from_file_location(
         "real_issues", Path(__file__).parents[1] / "benchmarks" / "real_issues.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules["real_issues"] = mod  # its dataclasses look their module up
     try:
