@@ -71,7 +71,7 @@ def served(node: PlanNode, requirement: Requirement) -> list[str]:
 def check_text(validation: str) -> str:
     """What the gate will run for `validation` (the check grammar of plan07.validate), in words
     an agent can act on; nothing runs here."""
-    from plan07.validate import classify
+    from plan07.vocab import classify
 
     v = validation.strip()
     kind = classify(v)
