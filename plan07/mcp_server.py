@@ -229,8 +229,9 @@ def complete(
 
 def status(state: State = None) -> StatusResult:
     """The plan as a table (id, verb, target, state, deps; `active` marks the handed-out node)
-    and its acceptance criteria, for the person supervising the agent. The agent works from
-    `next`, which shows only the current obligation."""
+    and its acceptance criteria, for the person supervising the agent: the result's text is
+    marked for the user (content annotation audience ["user"]). The agent works from `next`,
+    which shows only the current obligation."""
     from plan07.artifact import reached_checkpoints
     from plan07.criteria import criteria_status, termination_blockers
 
@@ -336,17 +337,23 @@ TOOLS: dict[str, tuple[Callable[..., BaseModel], bool, bool]] = {
     "rollback": (rollback, False, True),
     "resume": (resume, False, True),
 }
+# The plan table is for the person supervising the agent, not the model (invariant 6): its text
+# is marked so (MCP content annotations, `audience`); a client decides what its model reads.
+USER_ONLY = {"status"}
 
 
 # ---------------------------------------------------------------------------------------------
 # the server
 
 
-def _as_tool(fn: Callable[P, BaseModel]) -> Callable[P, Any]:
+def _as_tool(fn: Callable[P, BaseModel], *, user_only: bool = False) -> Callable[P, Any]:
     """`fn` as the SDK calls it: its signature and output model unchanged (`functools.wraps`,
     so the SDK derives the same schemas), a plan07 error turned into a tool error carrying the
-    CLI's line, a result into structured content plus the same JSON as text."""
-    from mcp.types import CallToolResult, TextContent
+    CLI's line, a result into structured content plus the same JSON as text (marked for the
+    user's eyes only when `user_only`)."""
+    from mcp.types import Annotations, CallToolResult, TextContent
+
+    audience = Annotations(audience=["user"]) if user_only else None
 
     @functools.wraps(fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> Any:
@@ -357,7 +364,8 @@ def _as_tool(fn: Callable[P, BaseModel]) -> Callable[P, Any]:
                 TextContent(type="text", text=f"error: {exc.one_line()}")])
         data = result.model_dump(mode="json", by_alias=True)
         return CallToolResult(structured_content=data, content=[
-            TextContent(type="text", text=json.dumps(data, ensure_ascii=False))])
+            TextContent(type="text", text=json.dumps(data, ensure_ascii=False),
+                        annotations=audience)])
 
     return call
 
@@ -372,7 +380,8 @@ def build_server() -> Any:
     server: Any = MCPServer(SERVER_NAME, version=version("plan07"), instructions=INSTRUCTIONS,
                             log_level="WARNING")
     for name, (fn, read_only, destructive) in TOOLS.items():
-        server.add_tool(_as_tool(fn), name=name, description=inspect.cleandoc(fn.__doc__ or ""),
+        server.add_tool(_as_tool(fn, user_only=name in USER_ONLY), name=name,
+                        description=inspect.cleandoc(fn.__doc__ or ""),
                         annotations=ToolAnnotations(read_only_hint=read_only,
                                                     destructive_hint=destructive,
                                                     open_world_hint=False))

@@ -173,7 +173,9 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             assert "O1" not in json.dumps(planned)  # sizes, not the schedule (invariant 6)
 
             # next: the ONE actionable obligation, nothing of the rest (§3.4, invariant 6)
-            first = data(await call("next", state=st))
+            handed = await call("next", state=st)
+            first = data(handed)
+            assert handed.content[0].annotations is None  # for the model: the one obligation
             assert set(first["node"]) == VIEW_KEYS
             assert first["node"]["node_id"] == "O1"
             assert first["node"]["required_validation"] == "tests/test_core.py::test_scale_doubles"
@@ -193,6 +195,9 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             assert got == cli_error(capsys, "confirm", "--state", st)
             assert error_text(await call("complete", node_id="O1", state=st, timeout=-1)) == \
                 cli_error(capsys, "complete", "O1", "--state", st, "--timeout", "-1")
+            bad_type = await call("complete", node_id=["O1"], state=st)  # the schema refuses
+            assert bad_type.is_error
+            assert "node_id" in bad_type.content[0].text
             assert plan_json.read_bytes() == before
 
             # the check fails (scale is unchanged): a normal result, not a protocol error
@@ -209,7 +214,9 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             passed = data(await call("complete", node_id=again["node_id"], state=st))
             assert passed["passed"] is True
 
-            table = data(await call("status", state=st))
+            status = await call("status", state=st)
+            table = data(status)
+            assert status.content[0].annotations.audience == ["user"]  # the plan table
             rows = {r["id"]: r for r in table["nodes"]}
             assert rows[again["node_id"]]["state"] == "complete"
             assert table["criteria"][0]["criterion"] == "tests/test_core.py::test_scale_doubles"
