@@ -15,8 +15,13 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, TextContent
+
+try:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import CallToolResult, TextContent
+except ImportError as exc:  # a venv made before the test extra carried the SDK
+    raise ImportError("tests/test_mcp.py needs the MCP SDK of the test extra: "
+                      "pip install -e '.[test,dev]'") from exc
 
 from plan07.cli import main
 from plan07.mcp_server import tools_doc
