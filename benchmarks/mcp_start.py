@@ -10,6 +10,8 @@ On a plan of the bundled example (builtin pipeline, in a temp dir), each round t
   first    the same spawn until the first `next` tool result (initialize, initialized, one
            tools/call): start-up plus the first real call, the library's import included;
   sdk      `python -c "import mcp"`: the SDK's own import, the floor under any server built on it;
+  tools    `python -c` importing plan07.mcp_server and building the server (all tools registered,
+           schemas derived) without serving: the floor plus plan07's tools, the CLI left out;
   python   `python -c pass`.
 Raw JSON-RPC lines over pipes, so no client library runs in the timed path. Wall medians and CPU
 medians (user + sys of the child) are reported; the ratios are of medians in this one run.
@@ -38,6 +40,7 @@ GOAL = 1.5
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
     "clientInfo": {"name": "mcp_start-bench", "version": "0"}}}
+BUILD = "from plan07.mcp_server import build_server; build_server()"
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
@@ -101,20 +104,23 @@ def measure(work: Path, runs: int) -> dict[str, Any]:
     run_cli([PLAN07, "next", "--json"], env)  # hands the node out; later calls only read
     run_server(env, state)  # warm the bytecode caches once, like the CLI's first call
     rows: dict[str, list[tuple[float, float]]] = {k: [] for k in
-                                                  ("next", "init", "first", "sdk", "python")}
+                                                  ("next", "init", "first", "sdk", "tools",
+                                                   "python")}
     for _ in range(runs):
         rows["next"].append(run_cli([PLAN07, "next", "--json"], env))
         t_init, t_first, cpu = run_server(env, state)
         rows["init"].append((t_init, cpu))
         rows["first"].append((t_first, cpu))
         rows["sdk"].append(run_cli([sys.executable, "-c", "import mcp"], env))
+        rows["tools"].append(run_cli([sys.executable, "-c", BUILD], env))
         rows["python"].append(run_cli([sys.executable, "-c", "pass"], env))
     med = {k: {"wall_ms": statistics.median(w for w, _ in v) * 1000,
                "min_ms": min(w for w, _ in v) * 1000,
                "cpu_ms": statistics.median(c for _, c in v) * 1000} for k, v in rows.items()}
     base = med["next"]
     ratios = {k: {"wall": med[k]["wall_ms"] / base["wall_ms"],
-                  "cpu": med[k]["cpu_ms"] / base["cpu_ms"]} for k in ("init", "first", "sdk")}
+                  "cpu": med[k]["cpu_ms"] / base["cpu_ms"]}
+              for k in ("init", "first", "sdk", "tools")}
     from importlib.metadata import version
 
     return {"runs": runs, "load_average": os.getloadavg()[0], "median": med, "ratio": ratios,
@@ -124,6 +130,7 @@ def measure(work: Path, runs: int) -> dict[str, Any]:
 
 LABELS = {"next": "plan07 next --json (cold start)", "init": "plan07 mcp: initialize answered",
           "first": "plan07 mcp: first `next` result", "sdk": "python -c 'import mcp'",
+          "tools": "import plan07.mcp_server + build_server()",
           "python": "python -c pass"}
 
 
@@ -140,7 +147,7 @@ def report(res: dict[str, Any]) -> str:
         "| what | wall ms (median / min) | cpu ms (median) | wall / next | cpu / next |",
         "|---|---|---|---|---|",
     ]
-    for k in ("next", "init", "first", "sdk", "python"):
+    for k in ("next", "init", "first", "sdk", "tools", "python"):
         r = ratio.get(k)
         rw = f"{r['wall']:.2f}x" if r else ("1.00x" if k == "next" else "")
         rc = f"{r['cpu']:.2f}x" if r else ("1.00x" if k == "next" else "")
@@ -153,7 +160,9 @@ def report(res: dict[str, Any]) -> str:
         f"{ratio['init']['wall']:.2f}x wall ({ratio['init']['cpu']:.2f}x cpu) to the initialize "
         f"response — **{'met' if met else 'not met'}**. The SDK's import alone "
         f"(`import mcp`) is {ratio['sdk']['wall']:.2f}x wall ({ratio['sdk']['cpu']:.2f}x cpu): "
-        "any server built on the official SDK starts no faster than that.",
+        "any server built on the official SDK starts no faster than that. Building plan07's "
+        f"tools on it costs {med['tools']['cpu_ms'] - med['sdk']['cpu_ms']:.0f} ms CPU more; "
+        f"the CLI and serving {med['init']['cpu_ms'] - med['tools']['cpu_ms']:.0f} ms more.",
         "",
     ]
     return "\n".join(lines)
