@@ -110,6 +110,15 @@ def cli_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return err.strip()
 
 
+def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    """What `plan07 ARGV --json` prints (exit 0)."""
+    capsys.readouterr()
+    rc = main([*argv, "--json"])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    return json.loads(out)
+
+
 def check_tool_schemas(tools: list[Any]) -> None:
     """Every tool is documented (description, each argument described) and typed (input and
     output schemas), with the arguments of the issue's table."""
@@ -186,6 +195,7 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             assert first["node"]["required_validation"] == "tests/test_core.py::test_scale_doubles"
             assert (first["can_terminate"], first["termination_blockers"]) == (False, [])
             assert "O2" not in json.dumps(first)
+            assert first["node"] == cli_json(capsys, "next", "--state", st)  # the CLI's view
             assert "report" not in json.dumps(first)
 
             # completing a node that was not handed out: the CLI's refusal, plan.json untouched
@@ -227,6 +237,7 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             assert table["criteria"][0]["criterion"] == "tests/test_core.py::test_scale_doubles"
             assert table["criteria"][0]["settled"] is True
             assert "CP1" in table["checkpoints_reached"]
+            assert table == cli_json(capsys, "status", "--state", st)  # the CLI's table
 
             why = data(await call("explain", src="O1", dst="O2", state=st))
             assert why["holds"] is True
