@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import BaseModel, Field, WithJsonSchema, field_serializer
 
 from plan07.errors import Plan07Error
 from plan07.model import DriverView, Proof, Revision, Verdict, Violation
@@ -100,6 +100,13 @@ class NextResult(BaseModel):
 
     node: DriverView | None = Field(description="The obligation to work on now (§3.4 view); "
                                     "null when nothing is left to hand out.")
+
+    @field_serializer("node")
+    def _view(self, node: DriverView | None) -> dict[str, Any] | None:
+        """The view in the CLI's shape (plan07.driver.as_data)."""
+        from plan07.driver import as_data
+
+        return None if node is None else as_data(node)
     can_terminate: bool = Field(description="True only when no node is left and every "
                                 "termination condition holds: the plan is done.")
     termination_blockers: list[str] = Field(description="Why the plan may not terminate yet "

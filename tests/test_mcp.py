@@ -38,7 +38,7 @@ REQUEST = """Make `pkg.core.scale` double its input.
 TOOLS = {"plan", "next", "complete", "status", "explain", "feedback", "confirm", "rollback",
          "resume"}
 VIEW_KEYS = {"node_id", "obligation", "target_entity", "preconditions", "permitted_actions",
-             "required_validation", "failure_digest",  # §3.4 (+ a retry's digest), then
+             "required_validation",  # §3.4 (a retry adds its failure_digest), then
              "goal", "caused_by", "evidence", "criteria", "check"}  # what an agent acts on
 
 

@@ -71,6 +71,8 @@ def plan(
 
 def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The single actionable obligation (§3.4), nothing of the rest of the schedule."""
+    from plan07 import driver
+
     planner = open_planner(state)
     view = planner.next()
     if view is None:
@@ -90,7 +92,7 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
             raise typer.Exit(1)
         return
     if as_json:
-        print_json(view.model_dump(mode="json", exclude_none=True))  # digest on a retry only
+        print_json(driver.as_data(view))
         return
     pre = ", ".join(view.preconditions) or "none"
     b = view.permitted_actions.bounds

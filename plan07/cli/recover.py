@@ -58,11 +58,12 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
     The plan state (and, in a git work tree, the files) return to the last checkpoint; the
     obligation to continue with is printed, as `plan07 next` does."""
+    from plan07 import driver
     from plan07.api import Planner
 
     view = Planner.open(state).resume()
     if as_json:
-        print_json(view.model_dump(mode="json", exclude_none=True))
+        print_json(driver.as_data(view))
         return
     if view is None:
         typer.echo("resumed: nothing is ready (the plan is complete, or waits on a failed node; "
