@@ -83,6 +83,8 @@ class Planner:
         now: str | None = None,
         max_retries: int = caps.MAX_RETRIES_PER_NODE,
         ordering: bool = True,
+        python: str | Path | None = None,
+        test_command: str | None = None,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
         schedule -> persist. Raises before anything is written when a stage refuses: the plan
@@ -92,7 +94,12 @@ class Planner:
         `max_retries`: failures one node may have handled (plan07.retry; a harness passes its own
         retry bound, so no model call is made for an attempt it will not run). `ordering=False`
         (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
-        only."""
+        only.
+
+        The gate's world is fixed here (plan07.checks.prepare_gate, issue 11): the repo's
+        interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own),
+        its test command (`test_command`, a JSON argv template, else [tool.plan07] of the repo's
+        pyproject.toml, else pytest) and the CP0 baseline of the plan's tests."""
         from plan07 import checkpoint
         from plan07.canonicalize import canonicalize
         from plan07.decompose import decompose
@@ -130,6 +137,14 @@ class Planner:
         if plan_id is not None:
             checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
+        from plan07.checks import prepare_gate, write_baseline
+        from plan07.llm.evidence_index import EvidenceIndex
+        from plan07.validate import check_env
+
+        exercised = {k: sorted(v) for k, v in EvidenceIndex(evidence).exercised.items()}
+        gate, base = prepare_gate(repo.resolve(), artifact.nodes, exercised, python=python,
+                                  test_command=test_command, env=check_env(), state_dir=d)
+        artifact.gate = gate
         planner = cls(d, None if isinstance(llm, str) else client)
         cp0 = artifact.checkpoints[0]
         A.record(artifact, cp0.id, "checkpoint", A.checkpoint_trace(cp0), time=now or A.now())
@@ -140,7 +155,11 @@ class Planner:
         prepared = state.prepare(artifact)  # refused (cap named) here, nothing written yet
         with state.lock(d):
             checkpoint.clear(d)  # a new plan in this state dir: older records are not ours
-            taken = checkpoint.record(d, artifact, artifact.checkpoints[0], check_owner=False)
+            write_baseline(d, gate, base)
+            cp0_tree = gate.cp0_tree if gate.cp0_tree and not gate.cp0_tree.startswith(
+                "stat:") else None  # CP0 certifies the content the baseline ran on
+            taken = checkpoint.record(d, artifact, artifact.checkpoints[0], check_owner=False,
+                                      tree=cp0_tree)
             if taken.git_ref != ref:
                 raise PlanStateError(f"the CP0 snapshot went to {taken.git_ref}, not {ref}")
             state.write(d, artifact, prepared)
@@ -231,7 +250,8 @@ class Planner:
         complete, reschedule, checkpoints reached; fail -> ONE scoped replan of the failed node
         and its true dependents (the model call outside the lock too). Only the handed-out node
         (§3.4: the single actionable obligation) is validated; `timeout` must be > 0 seconds."""
-        from plan07.validate import run_node
+        from plan07.checks import context_for, fingerprint
+        from plan07.validate import check_env, run_node
 
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout)
                 and 0 < timeout <= caps.CHECK_TIMEOUT_MAX_S):
@@ -243,16 +263,26 @@ class Planner:
             with state.transaction(self.state_dir) as tx:
                 transitions.reserve(tx.art, run)
         try:
-            verdict = run_node(run.node, run.members, run.repo, timeout=timeout)
+            # §3.3 step 4 / issue 11: the checkpoint certifies the content the check ran on:
+            # fingerprinted before, compared after (an edit made while it ran is not certified)
+            art = self.artifact
+            tree = fingerprint(run.repo, keep=[self.state_dir])
+            ctx = context_for(art, self.state_dir, tree=tree, env=check_env())
+            verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
+            if fingerprint(run.repo, keep=[self.state_dir]) != tree:
+                verdict = verdict.model_copy(update={
+                    "passed": False, "inconclusive": "the repository's files changed while the "
+                    "check ran; nothing was recorded: run `plan07 complete` again"})
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 transitions.refund(tx.art, node_id, run.reserved)
             raise
         with state.transaction(self.state_dir) as tx:
             art = tx.art
-            settled = transitions.settle(art, run, verdict, self._evidence(art), time=A.now())
+            settled = transitions.settle(art, run, verdict, self._evidence(art), time=A.now(),
+                                         tree=tree)
             for cp in settled.reached:
-                self._on_checkpoint(art, cp)
+                self._on_checkpoint(art, cp, tree=tree)
         if settled.stale:
             raise PlanStateError(
                 f"obligation {node_id!r} was settled by another process while its check ran; "
@@ -372,14 +402,16 @@ class Planner:
 
         return self.client if self.client is not None else make_client(art.llm)
 
-    def _on_checkpoint(self, art: PlanArtifact, cp: Checkpoint) -> None:
+    def _on_checkpoint(self, art: PlanArtifact, cp: Checkpoint, *,
+                       tree: str | None = None) -> None:
         """A checkpoint was reached (every earlier obligation validated): audited, the repo's
         files snapshotted under refs/plan07/<plan>/<CP> when it is a git tree (`cp.git_ref`),
         and the plan state recorded beside plan.json for rollback/resume."""
         from plan07 import checkpoint
 
         A.record(art, cp.id, "checkpoint", A.checkpoint_trace(cp), time=A.now())
-        ref = checkpoint.record(self.state_dir, art, cp).git_ref
+        git_tree = tree if tree and not tree.startswith("stat:") else None
+        ref = checkpoint.record(self.state_dir, art, cp, tree=git_tree).git_ref
         for i, c in enumerate(art.checkpoints):
             if c.id == cp.id:
                 art.checkpoints[i] = c.model_copy(update={"git_ref": ref})

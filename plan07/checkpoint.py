@@ -54,12 +54,27 @@ def _git(repo: Path, *args: str, index: str | None = None, stdin: bytes | None =
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
+_GIT_TREES: set[str] = set()  # work trees seen in this process (a yes stays a yes; speed)
+
+
 def is_git_tree(repo: Path) -> bool:
     """True iff `repo` is inside a git work tree (and git is installed)."""
+    key = str(Path(repo).resolve())
+    if key in _GIT_TREES and _git_dir_alive(repo):
+        return True
     try:
-        return _git(repo, "rev-parse", "--is-inside-work-tree").strip() == "true"
+        yes = _git(repo, "rev-parse", "--is-inside-work-tree").strip() == "true"
     except (PlanStateError, OSError):
         return False
+    if yes:
+        _GIT_TREES.add(key)
+    return yes
+
+
+def _git_dir_alive(repo: Path) -> bool:
+    """The repo, or a folder above it, still has its .git (a yes once seen is checked so)."""
+    here = Path(repo).resolve()
+    return any((p / ".git").exists() for p in (here, *here.parents))
 
 
 def ref_name(plan_id: str, cp_id: str) -> str:
@@ -120,14 +135,34 @@ def _blobs(repo: Path, index: str) -> set[str]:
     return out
 
 
-def snapshot(repo: Path, plan_id: str, cp_id: str, *, keep: Sequence[Path] = ()) -> str | None:
-    """Record the repo's file state as `refs/plan07/<plan_id>/<cp_id>`; None if not a git tree."""
-    ref = ref_name(plan_id, cp_id)
+def tree_of(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
+    """The git tree id of the repo's files as they are now (`git add -A` into a temporary
+    index, `write-tree`; nothing of the user's touched); None outside a git work tree. The gate
+    takes it before a check runs, so a checkpoint certifies the content the check ran on."""
     if not is_git_tree(repo):
         return None
     with _temp_index() as index:
         _stage_worktree(repo, index, keep)
-        tree = _git(repo, "write-tree", index=index).strip()
+        return _git(repo, "write-tree", index=index).strip()
+
+
+def changed_files(repo: Path, old: str, new: str) -> list[str]:
+    """Repo-relative paths added, changed or renamed from tree-ish `old` to tree-ish `new`."""
+    out = _git(repo, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z",
+               "--diff-filter=ACMRT", "--relative", old, new)
+    return sorted(p for p in out.split("\0") if p)
+
+
+def snapshot(repo: Path, plan_id: str, cp_id: str, *, keep: Sequence[Path] = (),
+             tree: str | None = None) -> str | None:
+    """Record the repo's file state as `refs/plan07/<plan_id>/<cp_id>`; None if not a git tree.
+    `tree` (from `tree_of`, taken before the check ran) is what is recorded when given."""
+    ref = ref_name(plan_id, cp_id)
+    if not is_git_tree(repo):
+        return None
+    if tree is None:
+        tree = tree_of(repo, keep=keep)
+        assert tree is not None
     parents = ["-p", "HEAD"] if _has_head(repo) else []
     msg = f"plan07 {plan_id} checkpoint {cp_id}"
     commit = _git(repo, "commit-tree", tree, *parents, "-m", msg).strip()
@@ -272,15 +307,17 @@ def planned_ref(state_dir: Path, repo: Path | None, plan_id: str, cp_id: str) ->
 
 
 def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint, *,
-           check_owner: bool = True) -> Checkpoint:
+           check_owner: bool = True, tree: str | None = None) -> Checkpoint:
     """Snapshot the repo (when a git tree) and record the plan state at `cp`; returns `cp` with
     its `git_ref`. The state dir itself is never part of a snapshot. A ref of another plan is
-    never overwritten (`planned_ref`; `check_owner=False` when the caller has checked)."""
+    never overwritten (`planned_ref`; `check_owner=False` when the caller has checked). `tree`:
+    the content the last check ran on (`tree_of`), recorded instead of the live tree."""
     from plan07.state import write_atomic
 
     if check_owner and art.repo:
         planned_ref(state_dir, Path(art.repo), art.plan_id, cp.id)
-    ref = snapshot(Path(art.repo), art.plan_id, cp.id, keep=[state_dir]) if art.repo else None
+    ref = snapshot(Path(art.repo), art.plan_id, cp.id, keep=[state_dir], tree=tree) \
+        if art.repo else None
     cp = cp.model_copy(update={"git_ref": ref})
     seq = max((r.seq for r in reached(state_dir)), default=0) + 1
     d = state_dir / CHECKPOINT_DIR

@@ -21,7 +21,9 @@ from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
 #   derived  - the request named no criterion and these were derived (needs_confirmation): the
 #              user must confirm them, a plan may not terminate on an unconfirmed one;
 #   named    - a behaviour the request named in prose: no check names it, the spec counts it a
-#              legal terminal once every scheduled node's validation passed.
+#              legal terminal once every scheduled node's validation passed, and (issue 11, no
+#              false "done") an executed test proved a complete node that addresses it
+#              (`checks.proved_by_test`); else the user confirms it.
 _COMMAND_CRITERION = re.compile(r"^`(?P<cmd>[^`]+)` succeeds$")
 _PYTEST_QUIET_OPTS = {"-q", "-qq", "-x", "-v", "-vv", "--quiet", "--verbose", "-rA"}
 CriterionKind = Literal["check", "command", "derived", "named"]
@@ -37,10 +39,11 @@ class Criterion:
     checks: tuple[str, ...]  # the pytest ids / paths a `check` criterion names
     covered_by: tuple[str, ...]  # complete nodes whose validation runs every one of them
     confirmed: bool
+    proved: bool = True  # named: an executed test proved a node addressing it (issue 11)
 
     @property
     def settled(self) -> bool:
-        return self.kind == "named" or self.confirmed or bool(self.covered_by)
+        return (self.kind == "named" and self.proved) or self.confirmed or bool(self.covered_by)
 
     @property
     def confirmable(self) -> bool:
@@ -57,6 +60,10 @@ class Criterion:
         if self.kind == "command":
             return (f"{quoted} is a command plan07 never runs: run it yourself, then "
                     f"`plan07 confirm {self.index}`")
+        if self.kind == "named":
+            return (f"{quoted} was proved by no executed test (its nodes were validated by "
+                    f"import/compile only): check it yourself, then `plan07 confirm "
+                    f"{self.index}`")
         return (f"{quoted} names {', '.join(self.checks)}, which no complete node's "
                 f"validation runs; plan a validate obligation for it, or check it yourself and "
                 f"`plan07 confirm {self.index}`")
@@ -79,6 +86,8 @@ def _pytest_command(cmd: str) -> list[str] | None:
 
 def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
     """Every acceptance criterion of the plan with how (and whether) it is settled. Pure."""
+    from plan07.checks import proved_by_test
+
     done: list[tuple[str, str]] = []  # (node id, validation) of complete nodes, members too
     for n in artifact.nodes:
         if n.state != "complete":
@@ -102,7 +111,8 @@ def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
         covered = tuple(sorted({nid for c in checks for nid, v in done if runs(v, c)}))
         if checks and not all(any(runs(v, c) for _, v in done) for c in checks):
             covered = ()
-        out.append(Criterion(i, text, kind, tuple(checks), covered, i in confirmed))
+        proved = kind != "named" or proved_by_test(artifact, i, text)
+        out.append(Criterion(i, text, kind, tuple(checks), covered, i in confirmed, proved))
     return out
 
 
@@ -112,8 +122,11 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
     §3.1 step 2 / design.md: a checkable predicate is the only legal terminal, so a plan cannot
     terminate while a scheduled node's validation is unverifiable or not passed, nor while an
     acceptance criterion is unsettled (`criteria_status`: a derived one unconfirmed, a named
-    test no complete validation runs, a command nobody confirmed).
+    test no complete validation runs, a command nobody confirmed), nor when its modify nodes
+    changed no file (`checks.gate_blockers`).
     """
+    from plan07.checks import gate_blockers
+
     out: list[str] = []
     for n in artifact.nodes:
         if n.status == "alternative":
@@ -129,6 +142,7 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
         elif n.state != "complete":
             out.append(f"{n.id}: not complete (state {n.state})")
     out += [b for c in criteria_status(artifact) if (b := c.blocker())]
+    out += gate_blockers(artifact)  # issue 11: no false "done" (no modify changed any file)
     return out
 
 

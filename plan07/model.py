@@ -333,6 +333,35 @@ class PlanSchedule(Strict):
     alternative: list[ObligationId] = []
 
 
+class GateRecord(Strict):
+    """What the gate recorded when a node passed (plan07.checks): the content it ran on (a git
+    tree id, or a stat fingerprint outside git), whether the files differ from the previous
+    validated state, and whether an executed test proved it (not `import:`/`compile` alone)."""
+
+    tree: str | None = None
+    changed: bool = False
+    proved: bool = False
+
+
+class GateInfo(Strict):
+    """The plan's check world (§3.5, issue 11): the repo's interpreter and where it was found,
+    the test command (an argv template; None: the repo's pytest), the CP0 baseline's sidecar
+    and the tests already failing then, the CP0 content, and one record per validated node."""
+
+    python: str
+    python_source: str
+    test_command: list[str] | None = None
+    test_ids: str = "pytest"
+    test_root: str = ""
+    command_source: str = "default"
+    baseline_file: str | None = None
+    baseline_tests: int = 0
+    baseline_failing: Annotated[list[str], Field(max_length=16)] = []
+    baseline_failing_total: int = 0
+    cp0_tree: str | None = None
+    validated: dict[str, GateRecord] = {}
+
+
 class PlanArtifact(BaseModel):
     """The §3.7 serialized plan. The §3.7 fields are never renamed; extra fields (derived edges
     with their rule, violations, schedule, overflow sidecars...) are allowed (design.md)."""
@@ -369,6 +398,7 @@ class PlanArtifact(BaseModel):
     # until the first confirmation, so a plan without one keeps its bytes
     confirmed_criteria: list[Annotated[int, Field(ge=1, le=caps.MAX_ACCEPTANCE_CRITERIA)]] | None \
         = None
+    gate: GateInfo | None = None  # issue 11: the repo's interpreter, test command, baseline
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,6 +417,13 @@ class Verdict(Strict):
     output_tail: str = ""
     duration_s: float = 0.0
     test_calls: int = 0
+    # the check could not judge the node (the repo's environment lacks a module, its pytest
+    # lacks a plugin, the files changed while it ran): not the node's failure, no replan
+    # (plan07.checks); one line saying what to do
+    inconclusive: str | None = None
+    preexisting: list[str] = []  # failing already at the CP0 baseline: reported, not blamed
+    tests: list[str] = []  # what the test command ran (the exercising tests included)
+    red: bool = False  # a test-defining node, judged red (it must fail for an assertion)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -145,22 +145,32 @@ class ScopedCall:
 
 
 def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence, *,
-           time: str) -> Settled:
+           time: str, tree: str | None = None) -> Settled:
     """§3.5: record the verdict. pass -> complete, reschedule, the checkpoints it reached; fail
     -> failed, then runtime-structured retry (plan07.retry, no model call to decide): a local
     failure hands the same node out again with its digest; a plan-implicating one returns the
-    scoped replan to make; past the node's retry bound, nothing (no model call)."""
+    scoped replan to make; past the node's retry bound, nothing (no model call). An inconclusive
+    verdict (the environment, not the node: plan07.checks) changes nothing but the audit and
+    refunds its calls: no failure, no replan. `tree`: the content the check ran on."""
+    from plan07.checks import record_pass
+
     node_id = verdict.node_id
-    refund(art, node_id, run.reserved - verdict.test_calls)
+    unused = run.reserved if verdict.inconclusive else run.reserved - verdict.test_calls
+    refund(art, node_id, unused)
     node = A.node(art, node_id)
     if node.state == "complete" or art.active != node_id:
         return Settled(stale=True)
+    if verdict.inconclusive:
+        A.record(art, node_id, "inconclusive",
+                 f"not judged: {verdict.inconclusive}"[: caps.FIELD_MAX_CHARS], time=time)
+        return Settled()
     art.active = None
     if verdict.passed:
         before = A.reached_checkpoints(art)
         node.state = "complete"
         art.bounds.pop(node_id, None)
-        A.record(art, node_id, "passed", f"validated: {verdict.check} passed", time=time)
+        record_pass(art, node, verdict, tree)
+        A.record(art, node_id, "passed", _passed_trace(node, verdict), time=time)
         A.reschedule(art, evidence)
         reached = A.reached_checkpoints(art)
         return Settled(reached=tuple(c for c in art.checkpoints
@@ -231,6 +241,15 @@ def merge_consumers(art: PlanArtifact, node_id: str, verdict: Verdict, evidence:
              f"{', '.join(joined)} merged into one atomic step", node_id, time=time)
     A.record(art, node_id, "merged", merged[0].detail[: caps.FIELD_MAX_CHARS], time=time)
     return True
+def _passed_trace(node: PlanNode, verdict: Verdict) -> str:
+    """The audit line of a pass: red, the tests reaching the target, what failed already."""
+    note = f"; pre-existing failures not blamed: {', '.join(verdict.preexisting)}" \
+        if verdict.preexisting else ""
+    if verdict.kind in ("import", "compile") and verdict.tests:
+        note = f"; and the tests reaching {node.target_entity}: " \
+               f"{', '.join(verdict.tests[:4])}{note}"
+    red = " (red)" if verdict.red else ""
+    return f"validated: {verdict.check} passed{red}{note}"[: caps.FIELD_MAX_CHARS]
 
 
 def mark(art: PlanArtifact) -> tuple[int, str]:
@@ -348,9 +367,9 @@ def confirm(art: PlanArtifact, criteria: Iterable[int] | Literal["all"], *,
                                  f"1..{len(status)} (`plan07 status` lists them)",
                                  field="criteria")
             c = status[i - 1]
-            if c.kind == "named":
-                raise InputError(f"criterion {i} was named by the request and needs no "
-                                 "confirmation", field="criteria")
+            if c.kind == "named" and c.proved:
+                raise InputError(f"criterion {i} was named by the request and an executed "
+                                 "test proved it; it needs no confirmation", field="criteria")
             if c.covered_by:
                 raise InputError(f"criterion {i} is already proven by the passing "
                                  f"validation of {', '.join(c.covered_by)}", field="criteria")

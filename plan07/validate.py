@@ -2,11 +2,12 @@
 subprocess, never a shell). When a plan may terminate is plan07.criteria; what a failure re-plans
 is plan07.replan.
 
-The validation string comes from a model, so it is data, never a command line: its grammar
-(plan07.vocab) is a pytest node id (`path::name`, path inside the repo), `compile` (the repo's
-Python files), `import:<module>` or `pytest:<path>`. Anything else is `unverifiable`; a path that
-escapes the repo is refused. Every run also runs the repo-wide build check that proves temporal
-consistency.
+The validation string comes from a model, so it is data, never a command line (design.md): its
+grammar (plan07.vocab) is a pytest node id (`path::name`, path inside the repo), `compile` (the
+repo's Python files), `import:<module>` or `pytest:<path>`. Anything else is `unverifiable`; a
+path that escapes the repo is refused. What a check runs and how its verdict is decided (the
+repo's interpreter and test command, the CP0 baseline, red-green, the build check) is
+plan07.checks.
 """
 
 from __future__ import annotations
@@ -16,21 +17,23 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from plan07.errors import InputError
 from plan07.model import Obligation, PlanNode, Verdict
 from plan07.vocab import NODE_ID, CheckKind, classify
+
+if TYPE_CHECKING:
+    from plan07.checks import GateContext
 
 # Directories never compiled by the repo-wide build check (virtualenvs, VCS, build output).
 _COMPILE_EXCLUDE = (
     r"[/\\](\.git|\.hg|\.venv|venv|\.tox|\.nox|node_modules|__pycache__|build|dist)[/\\]"
 )
 OUTPUT_TAIL_CHARS = 1500
-PYTEST_ARGS = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+PYTEST_ARGS = ["-m", "pytest", "-q", "-p", "no:cacheprovider"]  # the default; see runner
 
 
 def _inside(repo: Path, rel: str, validation: str) -> str:
@@ -53,15 +56,18 @@ def _inside(repo: Path, rel: str, validation: str) -> str:
     return str(p)
 
 
-def parse_check(validation: str, repo: Path) -> tuple[CheckKind, list[str]]:
-    """The check a validation string names, as an argv list to run with cwd=repo (never a shell).
+def parse_check(validation: str, repo: Path, *,
+                python: str | None = None) -> tuple[CheckKind, list[str]]:
+    """The check a validation string names, as an argv list to run with cwd=repo (never a shell)
+    by `python` (default: plan07's own). The last argument of a pytest check is its test id or
+    path (plan07.checks hands it to the repo's test command).
 
     Returns ("unverifiable", []) for anything that is not a runnable check; raises InputError
     for a check whose path escapes the repo.
     """
     v = validation.strip()
     kind = classify(v)
-    py = sys.executable
+    py = python or sys.executable
     if kind == "compile":
         return kind, [py, "-m", "compileall", "-q", "-x", _COMPILE_EXCLUDE, "."]
     if kind == "import":
@@ -117,55 +123,42 @@ def _run(argv: list[str], repo: Path, timeout: float, env: dict[str, str]) -> tu
     return proc.returncode == 0, redact(out.decode("utf-8", "replace"))
 
 
-def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0) -> Verdict:
-    """§3.5 step 1: run the node's validation in `repo`, plus the repo-wide build check.
+def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0,
+              ctx: GateContext | None = None) -> Verdict:
+    """§3.5 step 1: run the node's validation in `repo` with the repo's interpreter and test
+    command, plus the build check (plan07.checks.check_node). Without `ctx`: the interpreter
+    `find_python(repo)` finds, the repo's configured test command, no baseline.
 
     pass iff both succeed. `test_calls` is 1 when the node's own check ran (it counts against
     the driver's max_test_calls), 0 when it could not run (unverifiable, refused, build broken).
     """
-    check = node.validation.strip()
-    start = time.monotonic()
+    from plan07.checks import GateContext, check_node
+    from plan07.runner import find_python, load_command
 
-    def verdict(passed: bool, kind: CheckKind, out: str, calls: int) -> Verdict:
-        return Verdict(node_id=node.id, passed=passed, check=check, kind=kind,
-                       output_tail=out[-OUTPUT_TAIL_CHARS:],
-                       duration_s=round(time.monotonic() - start, 3), test_calls=calls)
-
-    try:
-        kind, argv = parse_check(check, repo)
-    except InputError as exc:
-        return verdict(False, "unverifiable", f"refused: {exc.one_line()}", 0)
-    if kind == "unverifiable":
-        return verdict(False, kind, "unverifiable: not a pytest node id (path::name), "
-                       "`compile`, `import:<module>` or `pytest:<path>`; it was not run", 0)
-    if not repo.is_dir():
-        raise InputError("repository directory not found", source=str(repo))
-    with tempfile.TemporaryDirectory(prefix="plan07-pyc-") as pyc:
-        env = check_env(repo=repo)
-        env["PYTHONPYCACHEPREFIX"] = pyc  # compileall writes its .pyc here, not into the repo
-        _, build_argv = parse_check("compile", repo)
-        ok, out = _run(build_argv, repo, timeout, env)  # §3.5: the build check compiles
-        if not ok:
-            return verdict(False, kind, f"repo-wide build check failed:\n{out}", 0)
-        if kind == "compile":
-            return verdict(True, kind, out, 1)
-        ok, out = _run(argv, repo, timeout, env)
-        return verdict(ok, kind, out, 1)
+    if ctx is None:
+        if not repo.is_dir():
+            raise InputError("repository directory not found", source=str(repo))
+        ctx = GateContext(repo, find_python(repo), load_command(repo), env=check_env(repo=repo))
+    return check_node(node, ctx, timeout=timeout)
 
 
 def run_node(node: PlanNode, members: Sequence[Obligation], repo: Path, *,
-             timeout: float = 120.0) -> Verdict:
+             timeout: float = 120.0, ctx: GateContext | None = None) -> Verdict:
     """§3.5 step 1 for a plan node: `run_check`; a collapsed cycle is validated as one unit (every
-    member's check must pass)."""
+    member's check must pass; an inconclusive one makes the unit inconclusive)."""
     if not members:
-        return run_check(node, repo, timeout=timeout)
-    parts = [run_check(PlanNode(**m.model_dump()), repo, timeout=timeout) for m in members]
-    bad = next((p for p in parts if not p.passed), parts[-1])
+        return run_check(node, repo, timeout=timeout, ctx=ctx)
+    parts = [run_check(PlanNode(**m.model_dump()), repo, timeout=timeout, ctx=ctx)
+             for m in members]
+    bad = next((p for p in parts if p.inconclusive),
+               next((p for p in parts if not p.passed), parts[-1]))
     return Verdict(
         node_id=node.id, passed=all(p.passed for p in parts),
         check=" && ".join(p.check for p in parts), kind=bad.kind,
         output_tail=bad.output_tail, duration_s=round(sum(p.duration_s for p in parts), 3),
-        test_calls=sum(p.test_calls for p in parts),
+        test_calls=sum(p.test_calls for p in parts), inconclusive=bad.inconclusive,
+        preexisting=sorted({t for p in parts for t in p.preexisting})[:16],
+        tests=[t for p in parts for t in p.tests][:16], red=any(p.red for p in parts),
     )
 
 

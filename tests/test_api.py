@@ -62,12 +62,22 @@ def make_repo(root: Path, *, broken_test: bool = False) -> Path:
     return repo
 
 
+def edit(planner: Planner, nid: str) -> None:
+    """The agent's part of a modify step: a real change to the repo's file (a plan whose
+    modifies change nothing never terminates)."""
+    core = Path(planner.artifact.repo or "") / "pkg" / "core.py"
+    core.write_text(core.read_text() + f"# {nid}\n")
+
+
 def drive(planner: Planner, *ids: str) -> None:
-    """Hand out and pass `ids` in turn (each must be the node `next` hands out)."""
+    """Hand out and pass `ids` in turn (each must be the node `next` hands out); a modify node
+    gets an edit first."""
     for nid in ids:
         view = planner.next()
         assert view is not None
         assert view.node_id == nid
+        if view.obligation == "modify":
+            edit(planner, nid)
         assert planner.complete(nid).passed
 
 
@@ -548,7 +558,10 @@ def test_a_named_test_criterion_is_settled_by_its_validation_not_by_confirmation
         "O4: not complete (state pending)",
         "criterion 1 'tests/test_core.py::test_f' names tests/test_core.py::test_f, which no "
         "complete node's validation runs; plan a validate obligation for it, or check it "
-        "yourself and `plan07 confirm 1`"]
+        "yourself and `plan07 confirm 1`",
+        # no node cites it and none so far ran a test (compile/import only): not settled yet
+        "criterion 2 'passes' was proved by no executed test (its nodes were validated by "
+        "import/compile only): check it yourself, then `plan07 confirm 2`"]
     assert planner.confirm("all") == []  # --all never confirms a test for the user
     drive(planner, "O4")
     assert planner.termination_blockers() == []

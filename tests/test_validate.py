@@ -95,7 +95,7 @@ def test_parse_check_argv_is_a_list_without_shell(repo: Path) -> None:
     kind, argv = parse_check("tests/test_mod.py::test_ok", repo)
     assert kind == "pytest_node"
     assert argv[0] == sys.executable
-    assert argv[1:] == ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+    assert argv[1:] == ["-m", "pytest", "-q", "-p", "no:cacheprovider",
                         "tests/test_mod.py::test_ok"]
     assert parse_check("import:pkg.mod", repo)[1][-1] == "pkg.mod"
     assert parse_check("nonsense", repo) == ("unverifiable", [])

@@ -39,9 +39,18 @@ def plan(
     state: StateOpt = None,
     engine: Annotated[str, typer.Option("--engine", help="pydatalog or clingo.")] = "pydatalog",
     task_file: Annotated[str | None, typer.Option("--task-file", help="Task text.")] = None,
+    python: Annotated[str | None, typer.Option(
+        "--python", help="The repo's Python (or virtualenv dir) every check runs with; default: "
+        "$VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own.")] = None,
+    test_command: Annotated[str | None, typer.Option(
+        "--test-command", help='The test command as a JSON argv template, e.g. \'["{python}", '
+        '"tests/runtests.py", "{tests}"]\' (default: [tool.plan07] test-command, else pytest).'
+    )] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The whole pipeline to a persisted plan: canonicalize, decompose, order, schedule, persist."""
+    """The whole pipeline to a persisted plan: canonicalize, decompose, order, schedule, persist.
+    The repo's interpreter and test command are fixed here, and the plan's tests run once on the
+    unchanged repo (the CP0 baseline: failures already there are never blamed on a node)."""
     from plan07.api import Planner
     from plan07.status import rows
 
@@ -53,8 +62,14 @@ def plan(
 
         ev = load_evidence(evidence)
     planner = Planner.create(request, repo=repo, evidence=ev, llm=llm, state_dir=state,
-                             engine=engine, task_text=task)
+                             engine=engine, task_text=task, python=python,
+                             test_command=test_command)
     art = planner.artifact
+    gate = art.gate
+    if gate is not None and gate.python_source == "plan07":
+        from plan07.runner import Interpreter
+
+        typer.echo(Interpreter(gate.python, "plan07").warning(), err=True)
     if as_json:
         print_json(art)
         return
@@ -62,6 +77,13 @@ def plan(
     con.print(f"[bold]{art.plan_id}[/bold]: {art.requirement.goal}")
     con.print(f"{len(art.nodes)} nodes, {len(art.edges)} edges, {len(art.violations)} "
               f"violations, {len(art.checkpoints)} checkpoints -> {planner.state_dir}/plan.json")
+    if gate is not None:
+        failing = (f", {gate.baseline_failing_total} failing already (never blamed): "
+                   f"{', '.join(gate.baseline_failing[:3])}"
+                   f"{' ...' if gate.baseline_failing_total > 3 else ''}"
+                   if gate.baseline_failing_total else "")
+        con.print(f"checks run with {gate.python} (from {gate.python_source}); baseline: "
+                  f"{gate.baseline_tests} tests{failing}", overflow="fold")
     for v in art.violations:
         con.print(f"  [yellow]violation[/yellow] {v.kind}: {' '.join(v.nodes)} {v.detail}",
                   overflow="fold")
@@ -119,11 +141,17 @@ def complete(
     verdict = open_planner(state).complete(node_id, timeout=timeout)
     if as_json:
         print_json(verdict)
+    elif verdict.inconclusive:
+        typer.echo(f"error: {node_id} not judged: {verdict.inconclusive}", err=True)
     else:
         word = "passed" if verdict.passed else "FAILED"
         typer.echo(f"{node_id} {word}: {verdict.check} ({verdict.kind}, {verdict.duration_s}s)")
+        if verdict.passed and verdict.tests:  # the gate's verdict line (red, pre-existing...)
+            typer.echo("  " + (verdict.output_tail.rstrip().splitlines() or [""])[-1])
         if not verdict.passed:
             typer.echo(verdict.output_tail[-800:])
+    if verdict.inconclusive:  # the environment, not the node: exit 2, nothing recorded
+        raise typer.Exit(2)
     if not verdict.passed:
         raise typer.Exit(1)
 

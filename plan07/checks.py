@@ -1,0 +1,452 @@
+"""§3.5 step 1 in the repository's own world: what a node's check runs and the verdict it earns.
+I/O: runs the repo's interpreter and test command (plan07.runner), never a shell.
+
+A node's check (`plan_check`) is chosen from its validation string (the grammar of
+plan07.validate) and the plan's knowledge of the repo:
+
+- a modify node that defines a test (its target is the test its validation names, and that test
+  did not pass at the baseline) runs it `red`: it must exist and fail for an assertion;
+- a named test `path::name` runs `green`; `pytest:<path>` runs `suite` (plan07.baseline);
+- a modify node whose validation is only `import:` or `compile` also runs, `suite`, the tests
+  that reach its target through the recon graph's `tests` edges, when there are any: an import
+  alone proves no behaviour (no false "done").
+
+Every check first compiles, with the repo's interpreter, the Python files changed since the last
+checkpoint (the repo-wide build check of §3.5; unchanged files compiled when they were checked).
+A check whose environment lacks a module is an environment problem (`Verdict.inconclusive`): the
+node is neither failed nor replanned.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from plan07.baseline import Baseline, Judgement, Mode, judge
+from plan07.errors import InputError
+from plan07.model import CheckKind, PlanArtifact, PlanNode, Verdict
+from plan07.runner import (
+    Interpreter,
+    TestCommand,
+    compile_files,
+    environment_problem,
+    run_argv,
+    run_env,
+    run_tests,
+)
+
+if TYPE_CHECKING:
+    from plan07.model import GateInfo
+
+OUTPUT_TAIL_CHARS = 1500
+EXERCISED_MAX = 32  # tests reaching a target run by id; more run as their files
+_EXCLUDE_DIRS = {".git", ".hg", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
+                 "build", "dist", ".eggs"}
+_TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$|_test\.py$")
+
+
+@dataclass
+class GateContext:
+    """What the gate knows of the repo while checking one node."""
+
+    repo: Path
+    interp: Interpreter
+    command: TestCommand = field(default_factory=TestCommand)
+    baseline: Baseline | None = None
+    exercised: Mapping[str, Sequence[str]] = field(default_factory=dict)  # entity -> tests
+    changed_py: Sequence[str] | None = None  # None: unknown (no git) -> every .py file
+    landed: bool = False  # a non-test modify of the plan was validated already
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    pycache: Path | None = field(default_factory=lambda: default_pycache())
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """What `check_node` will run for a node."""
+
+    kind: CheckKind
+    argv: list[str]  # the validation's own argv (import/compile), [] for test runs
+    mode: Mode | None  # how a test run is judged (None: no test run)
+    tests: tuple[str, ...] = ()  # what the test command is given
+    own: tuple[str, ...] = ()  # the node's named tests
+
+
+def defined_test(node: PlanNode) -> str | None:
+    """The test id a modify node defines: its target is the very test its validation names
+    (`tests/test_x.py::test_new`, or that id in dots). None for any other node."""
+    from plan07.validate import classify
+
+    v = node.validation.strip()
+    if node.obligation != "modify" or classify(v) != "pytest_node":
+        return None
+    t = node.target_entity.strip()
+    if t == v:
+        return v
+    dotted = v.replace(".py::", ".").replace("::", ".").replace("/", ".")
+    return v if t == dotted or dotted.endswith("." + t) and "test" in t.rsplit(".", 1)[-1] \
+        else None
+
+
+def exercising_tests(node: PlanNode, exercised: Mapping[str, Sequence[str]]) -> list[str]:
+    """The tests that reach the node's target through the recon graph (by id, or grouped by
+    file past EXERCISED_MAX)."""
+    tests = sorted(set(exercised.get(node.target_entity, ())))
+    if len(tests) > EXERCISED_MAX:
+        tests = sorted({t.split("::", 1)[0] for t in tests})
+    return tests
+
+
+def plan_check(node: PlanNode, ctx: GateContext) -> PlannedCheck:
+    """The check `node` gets (module docstring). InputError for a path escaping the repo."""
+    from plan07.validate import parse_check
+
+    v = node.validation.strip()
+    kind, argv = parse_check(v, ctx.repo, python=ctx.interp.path)
+    if kind == "unverifiable":
+        return PlannedCheck(kind, [], None)
+    if kind == "pytest_node":
+        test = argv[-1]
+        if defined_test(node) and not (ctx.baseline and ctx.baseline.passed(test)):
+            return PlannedCheck(kind, [], "red", (test,), (test,))
+        return PlannedCheck(kind, [], "green", (test,), (test,))
+    if kind == "pytest_path":
+        return PlannedCheck(kind, [], "suite", (argv[-1],))
+    tests = exercising_tests(node, ctx.exercised) if node.obligation == "modify" else []
+    return PlannedCheck(kind, argv, "suite" if tests else None, tuple(tests))
+
+
+def python_files(repo: Path) -> list[str]:
+    """Every .py file of the repo outside virtualenvs, VCS and build folders (no git)."""
+    out = []
+    root = Path(repo)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _EXCLUDE_DIRS)
+        rel = Path(dirpath).relative_to(root)
+        out += [(rel / f).as_posix() for f in sorted(filenames) if f.endswith(".py")]
+    return out
+
+
+def default_pycache() -> Path:
+    """A bytecode cache of plan07's own outside any repo, kept between checks and runs (its
+    layout mirrors absolute paths, so one serves every repo)."""
+    import tempfile
+
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"plan07-pycache-{uid}"
+
+
+def bytecode_env(ctx: GateContext, base: Mapping[str, str]) -> dict[str, str]:
+    """Keep the repo's bytecode cache: Python writes `__pycache__` as the user's own runs do
+    when the repo ignores it (git), else to `ctx.pycache`, outside the repo (kept between
+    checks, so nothing is recompiled that did not change)."""
+    env = dict(base)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if ctx.pycache is not None and not _ignores_pycache(ctx.repo):
+        env["PYTHONPYCACHEPREFIX"] = str(ctx.pycache)
+    return env
+
+
+@functools.cache
+def _ignores_pycache(repo: Path) -> bool:
+    import subprocess
+
+    try:
+        proc = subprocess.run(  # noqa: S603 - fixed argv
+            ["git", "-C", str(repo), "check-ignore", "-q", "__pycache__/plan07.cpython.pyc"],
+            capture_output=True, check=False, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+def check_node(node: PlanNode, ctx: GateContext, *, timeout: float = 120.0) -> Verdict:
+    """§3.5 step 1: the build check, then the node's check (`plan_check`), judged against the
+    baseline. `test_calls` is 1 when the node's own check ran, 0 when it could not run."""
+    import time
+
+    check = node.validation.strip()
+    start = time.monotonic()
+
+    def verdict(passed: bool, kind: CheckKind, out: str, calls: int, *,
+                j: Judgement | None = None, tests: Sequence[str] = (), env: str | None = None,
+                red: bool = False) -> Verdict:
+        return Verdict(node_id=node.id, passed=passed, check=check, kind=kind,
+                       output_tail=out[-OUTPUT_TAIL_CHARS:],
+                       duration_s=round(time.monotonic() - start, 3), test_calls=calls,
+                       inconclusive=env or (j.environment if j else None),
+                       preexisting=list(j.preexisting[:16]) if j else [],
+                       tests=list(tests[:16]), red=red)
+
+    try:
+        planned = plan_check(node, ctx)
+    except InputError as exc:
+        return verdict(False, "unverifiable", f"refused: {exc.one_line()}", 0)
+    if planned.kind == "unverifiable":
+        return verdict(False, "unverifiable", "unverifiable: not a pytest node id (path::name), "
+                       "`compile`, `import:<module>` or `pytest:<path>`; it was not run", 0)
+    if not ctx.repo.is_dir():
+        raise InputError("repository directory not found", source=str(ctx.repo))
+    env = bytecode_env(ctx, ctx.env)
+    files = list(ctx.changed_py) if ctx.changed_py is not None else python_files(ctx.repo)
+    ok, out = compile_files(ctx.interp, ctx.repo, files, timeout=timeout, env=env)
+    if not ok:
+        return verdict(False, planned.kind, f"repo-wide build check failed:\n{out}", 0)
+    if planned.kind == "compile" and planned.mode is None:
+        return verdict(True, "compile", out, 1)
+    if planned.kind == "import":
+        rc, out = run_argv(planned.argv, ctx.repo, timeout, run_env(ctx.interp, env))
+        if rc != 0:
+            from plan07.runner import TestRun
+
+            problem = environment_problem(TestRun(rc, out), ctx.repo, ctx.interp, [out])
+            return verdict(False, "import", out, 1, env=problem)
+        if planned.mode is None:
+            return verdict(True, "import", out, 1)
+    run = run_tests(ctx.command, ctx.interp, ctx.repo, planned.tests, timeout=timeout, env=env)
+    assert planned.mode is not None
+    j = judge(run, mode=planned.mode, own=planned.own, baseline=ctx.baseline, repo=ctx.repo,
+              interp=ctx.interp, landed=ctx.landed)
+    text = f"{run.output.rstrip()}\n{j.summary}"  # the verdict's line last: the tail keeps it
+    return verdict(j.passed, planned.kind, text, 1, j=j, tests=planned.tests,
+                   red=planned.mode == "red")
+
+
+def baseline_scope(nodes: Sequence[PlanNode], repo: Path,
+                   exercised: Mapping[str, Sequence[str]]) -> list[str]:
+    """What the CP0 run covers: every existing test file a check names (the whole file, so a
+    test defined later is known not to have existed), every `pytest:<path>` that exists, and
+    the tests reaching each import/compile-validated modify target."""
+    from plan07.validate import parse_check
+
+    out: set[str] = set()
+    for n in nodes:
+        try:
+            kind, argv = parse_check(n.validation, repo)
+        except InputError:
+            continue
+        if kind == "pytest_node":
+            out.add(argv[-1].split("::", 1)[0])
+        elif kind == "pytest_path":
+            out.add(argv[-1])
+        elif kind in ("import", "compile") and n.obligation == "modify":
+            out |= {t.split("::", 1)[0] for t in exercising_tests(n, exercised)}
+    root = Path(repo)
+    existing = sorted(p for p in out if (root / p).exists())
+    # a path inside another path of the scope is run once
+    return [p for p in existing if not any(q != p and (q in (".", "") or
+                                                       p.startswith(q.rstrip("/") + "/"))
+                                           for q in existing)]
+
+
+def take_baseline(nodes: Sequence[PlanNode], ctx: GateContext, *,
+                  timeout: float = 600.0) -> tuple[Baseline, str | None]:
+    """§3.5 baseline at CP0: run the plan's tests once on the unchanged repo. Returns the
+    baseline and an environment problem (one line) when the environment cannot run them."""
+    scope = baseline_scope(nodes, ctx.repo, ctx.exercised)
+    if not scope:
+        return Baseline(0, {}, ()), None
+    env = bytecode_env(ctx, ctx.env)
+    run = run_tests(ctx.command, ctx.interp, ctx.repo, scope, timeout=timeout, env=env)
+    base = Baseline(run.rc, {k: o.status for k, o in run.outcomes.items()}
+                    if run.outcomes is not None else None, tuple(scope))
+    problem = None
+    if run.timed_out:
+        problem = f"the baseline run of {len(scope)} test path(s) timed out after {timeout:g}s"
+    elif run.rc not in (0, 1) or run.outcomes is None:
+        texts = [run.output]
+        problem = environment_problem(run, ctx.repo, ctx.interp, texts)
+    elif run.outcomes:
+        # every test of the scope failing for a module the environment lacks
+        msgs = [o.message for o in run.outcomes.values() if o.status in ("failed", "error")]
+        if msgs and len(msgs) == len(run.outcomes):
+            problem = environment_problem(run, ctx.repo, ctx.interp, msgs)
+    return base, problem
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# the plan's gate: prepared at CP0, read back at each `complete`
+
+BASELINE_FILE = "baseline.json"
+
+
+def fingerprint(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
+    """The repo's content now: its git tree id (`checkpoint.tree_of`), or outside git a digest
+    of every file's path, size and mtime (the state dir and virtualenvs left out)."""
+    import hashlib
+
+    from plan07 import checkpoint
+
+    if checkpoint.is_git_tree(repo):
+        return checkpoint.tree_of(repo, keep=keep)
+    kept = [Path(k).resolve() for k in keep]
+    h = hashlib.sha256()
+    root = Path(repo)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _EXCLUDE_DIRS and not any(
+            (Path(dirpath) / d).resolve() == k for k in kept))
+        for f in sorted(filenames):
+            p = Path(dirpath) / f
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            h.update(f"{p.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n"
+                     .encode("utf-8", "surrogateescape"))
+    return "stat:" + h.hexdigest()
+
+
+def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, Sequence[str]],
+                 *, python: str | Path | None = None, test_command: str | None = None,
+                 env: Mapping[str, str], state_dir: Path,
+                 timeout: float = 600.0) -> tuple[GateInfo, Baseline]:
+    """At CP0: the repo's interpreter, its test command, the baseline run of the plan's tests
+    and the content it ran on. An environment that cannot run the tests at all (a module or a
+    pytest plugin it lacks) refuses the plan: InputError, one line, nothing written."""
+    from plan07.model import GateInfo
+    from plan07.runner import find_python, load_command
+
+    interp = find_python(repo, python)
+    command = load_command(repo, test_command)
+    ctx = GateContext(repo, interp, command, exercised=exercised, env=env)
+    tree = fingerprint(repo, keep=[state_dir])
+    base, problem = take_baseline(nodes, ctx, timeout=timeout)
+    if problem:
+        raise InputError(problem, field="--python")
+    failing = base.failing()
+    info = GateInfo(
+        python=interp.path, python_source=interp.source,
+        test_command=None if command.source == "default" else list(command.argv),
+        test_ids=command.test_ids, test_root=command.test_root, command_source=command.source,
+        baseline_file=BASELINE_FILE if base.scope else None,
+        baseline_tests=sum(1 for k in (base.outcomes or {}) if "::" in k),
+        baseline_failing=failing[:16], baseline_failing_total=len(failing), cp0_tree=tree,
+    )
+    return info, base
+
+
+def write_baseline(state_dir: Path, info: GateInfo, base: Baseline) -> None:
+    """The baseline sidecar beside plan.json (or none, and a stale one removed)."""
+    import json
+
+    from plan07.state import write_atomic
+
+    path = state_dir / BASELINE_FILE
+    if info.baseline_file:
+        write_atomic(path, json.dumps(base.to_json(), ensure_ascii=False))
+    else:
+        path.unlink(missing_ok=True)
+
+
+def read_baseline(state_dir: Path, info: GateInfo) -> Baseline | None:
+    import json
+
+    if not info.baseline_file:
+        return Baseline(0, {}, ())
+    path = state_dir / info.baseline_file
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the CP0 baseline: {exc}; re-run `plan07 plan`",
+                         source=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError("corrupt CP0 baseline (not an object); re-run `plan07 plan`",
+                         source=str(path))
+    return Baseline.from_json(data)
+
+
+def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
+                env: Mapping[str, str]) -> GateContext:
+    """The gate's context for the plan's next check: its recorded interpreter and command, the
+    CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
+    checkpoint (`tree`: the content now), and whether a change was validated already."""
+    from plan07 import checkpoint, state
+    from plan07.llm.evidence_index import EvidenceIndex
+    from plan07.runner import find_python, load_command
+
+    repo = Path(art.repo or ".")
+    evidence = state.evidence_of(state_dir, art)
+    exercised = {k: sorted(v) for k, v in EvidenceIndex(evidence).exercised.items()}
+    gate = art.gate
+    if gate is None:  # a plan made before the gate recorded its world
+        return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,
+                           env=env)
+    if not Path(gate.python).is_file():
+        raise InputError(f"the plan's interpreter {gate.python} is gone; re-run `plan07 plan "
+                         "--python PATH`", field="--python")
+    interp = Interpreter(gate.python, gate.python_source)  # type: ignore[arg-type]
+    command = TestCommand() if not gate.test_command else TestCommand(
+        tuple(gate.test_command), "dotted" if gate.test_ids == "dotted" else "pytest",
+        gate.test_root, gate.command_source)
+    changed: list[str] | None = None
+    last = next((c.git_ref for c in reversed(art.checkpoints) if c.git_ref and
+                 c.id in _reached(art)), None)
+    if last and tree and not tree.startswith("stat:"):
+        changed = [p for p in checkpoint.changed_files(repo, last, tree) if p.endswith(".py")]
+    done = {n.id for n in art.nodes if n.state == "complete"}
+    landed = any(n.id in done and n.obligation == "modify" and not defined_test(n)
+                 for n in art.nodes)
+    return GateContext(repo, interp, command, read_baseline(state_dir, gate), exercised,
+                       changed, landed, env)
+
+
+def _reached(art: PlanArtifact) -> set[str]:
+    done = {n.id for n in art.nodes if n.state == "complete"}
+    out = set()
+    for cp in art.checkpoints:
+        if not set(cp.after) <= done:
+            break
+        out.add(cp.id)
+    return out
+
+
+def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str | None) -> None:
+    """Note on the plan what a passing check ran on: the content, whether it changed since the
+    previous validated state, whether an executed test proved it."""
+    from plan07.model import GateRecord
+
+    if art.gate is None:
+        return
+    prev = [r.tree for r in art.gate.validated.values() if r.tree]
+    before = prev[-1] if prev else art.gate.cp0_tree
+    proved = verdict.kind in ("pytest_node", "pytest_path") or bool(verdict.tests)
+    art.gate.validated[node.id] = GateRecord(tree=tree, changed=tree != before, proved=proved)
+
+
+def gate_blockers(art: PlanArtifact) -> list[str]:
+    """Why the gate will not let the plan terminate (issue 11, no false "done"): modify nodes
+    were planned and none of the validated ones changed any file."""
+    if art.gate is None:
+        return []
+    mods = [n for n in art.nodes if n.obligation == "modify" and n.status != "alternative"]
+    if not mods:
+        return []
+    recs = art.gate.validated
+    if any(recs[n.id].changed for n in mods if n.id in recs):
+        return []
+    if all(n.state == "complete" for n in mods):
+        return ["no modify node changed any file: the plan's changes were never made (every "
+                "validated modify ran on the content of CP0 or of the step before it)"]
+    return []
+
+
+def proved_by_test(art: PlanArtifact, index: int, text: str) -> bool:
+    """A named criterion is settled only when an executed test proved a node that addresses it
+    (a complete node whose caused_by cites it; if none cites it, any complete node). True for a
+    plan made before the gate recorded its world."""
+    if art.gate is None:
+        return True
+    done = [n for n in art.nodes if n.state == "complete"]
+    key = text.strip()[:60]
+    cited = [n for n in done if f"criterion {index}" in n.caused_by or (key and key in
+                                                                         n.caused_by)]
+    recs = art.gate.validated
+    return any(recs[n.id].proved for n in (cited or done) if n.id in recs)

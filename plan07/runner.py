@@ -1,0 +1,499 @@
+"""The check runner in the repository's own world (§3.5 step 1): which interpreter runs a check,
+which argv (the repo's test command), and what the run says test by test. I/O: subprocesses
+(never a shell), the repo's pyproject.toml, one JUnit XML file per run.
+
+- The interpreter (`find_python`): `plan07 plan --python PATH`, else the ecosystem's order:
+  `$VIRTUAL_ENV` (unless it is plan07's own environment), `REPO/.venv`, `REPO/venv`; else plan07's
+  own interpreter, with a one-line warning. Plan07's own pytest plugins never load into the
+  repo's run: the repo's interpreter does not have them, and when plan07's own interpreter is the
+  fallback, plugin autoloading is off (`PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`) and every `PYTEST_*`
+  variable of plan07's process (xdist workers, addopts) is dropped.
+- The test command (`TestCommand`): `[tool.plan07] test-command` in the repo's pyproject.toml (or
+  `--test-command`), an argv template with `{python}`, `{tests}` (the test labels, as separate
+  arguments) and `{junitxml}` (a file the command may write JUnit XML to, for per-test results);
+  default: the repo's pytest with its own configuration. Model-written validations stay data:
+  only ids the check grammar accepts are ever substituted (§3.5).
+- A run's per-test outcomes come from the JUnit XML pytest writes (`parse_junit`); a run that
+  failed because the environment lacks a module, or because the repo's pytest configuration asks
+  for a plugin option the interpreter lacks, is an environment problem (`environment_problem`):
+  never the node's failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import tomllib
+import xml.etree.ElementTree as ET  # noqa: S405 - parses the JUnit file our own run wrote
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from plan07.errors import InputError
+
+PythonSource = Literal["--python", "VIRTUAL_ENV", ".venv", "venv", "plan07"]
+TestIds = Literal["pytest", "dotted"]
+Status = Literal["passed", "failed", "error", "skipped", "xfailed"]
+
+# The default test command: the repo's pytest, its configuration (pytest.ini, pyproject, tox.ini,
+# setup.cfg, conftest.py) as the repo has it; only the JUnit XML report (xunit1: it names each
+# test's file), no .pytest_cache written into the repo, and running the other files when one
+# has a collection error (a pre-existing broken file must not hide every other test) are ours.
+PYTEST_COMMAND = ("{python}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                  "--continue-on-collection-errors", "-o", "junit_family=xunit1",
+                  "--junitxml={junitxml}", "{tests}")
+PLACEHOLDERS = ("{python}", "{tests}", "{junitxml}")
+CONFIG_KEYS = ("test-command", "test-ids", "test-root")
+MESSAGE_CHARS = 200
+
+
+# ---------------------------------------------------------------------------------------------
+# the interpreter
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The Python that runs a plan's checks, and where it was found."""
+
+    path: str
+    source: PythonSource
+
+    @property
+    def own(self) -> bool:
+        """True when this is plan07's own interpreter (the fallback, or --python naming it):
+        its pytest plugins are plan07's, never loaded into the repo's run."""
+        if self.source == "plan07":
+            return True
+        p = Path(self.path).absolute()
+        return p == Path(sys.executable).absolute() or p.parent.parent == Path(sys.prefix)
+
+    def warning(self) -> str | None:
+        """One line when the fallback is used: the repo's dependencies are probably missing."""
+        if self.source != "plan07":
+            return None
+        return ("warning: no environment of the repository found ($VIRTUAL_ENV, REPO/.venv, "
+                f"REPO/venv); checks run with plan07's own interpreter {self.path}; pass "
+                "--python PATH to use the repo's")
+
+
+def _venv_python(root: Path) -> Path | None:
+    for rel in ("bin/python", "bin/python3", "Scripts/python.exe"):
+        p = root / rel
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def _own_prefix() -> Path:
+    return Path(sys.prefix).resolve()
+
+
+def find_python(repo: Path, explicit: str | Path | None = None,
+                env: Mapping[str, str] | None = None) -> Interpreter:
+    """The repo's interpreter: `explicit` (a python executable, or a virtualenv directory),
+    else `$VIRTUAL_ENV` (not plan07's own), `REPO/.venv`, `REPO/venv`, else plan07's own.
+    A bad `explicit` path is an InputError (one line, exit 2)."""
+    env = os.environ if env is None else env
+    if explicit is not None and str(explicit) != "":
+        p = Path(explicit).expanduser()
+        if p.is_dir():
+            found = _venv_python(p)
+            if found is None:
+                raise InputError(f"{p} is a directory with no bin/python; pass the interpreter "
+                                 "itself or a virtualenv directory", field="--python")
+            p = found
+        if not p.is_file() or not os.access(p, os.X_OK):
+            raise InputError(f"{p} is not an executable file; pass the repo's Python "
+                             "interpreter (e.g. REPO/.venv/bin/python)", field="--python")
+        return Interpreter(str(p.absolute()), "--python")
+    venv = env.get("VIRTUAL_ENV", "").strip()
+    if venv and Path(venv).resolve() != _own_prefix():
+        found = _venv_python(Path(venv))
+        if found is not None:
+            return Interpreter(str(found.absolute()), "VIRTUAL_ENV")
+    for name in (".venv", "venv"):
+        found = _venv_python(Path(repo) / name)
+        if found is not None:
+            src: PythonSource = ".venv" if name == ".venv" else "venv"
+            return Interpreter(str(found.absolute()), src)
+    return Interpreter(sys.executable, "plan07")
+
+
+def run_env(interp: Interpreter, base: Mapping[str, str]) -> dict[str, str]:
+    """The environment a check runs in, from `base` (the allowlisted environment): none of
+    plan07's own pytest settings (`PYTEST_*`: xdist worker ids, addopts, plugins, the current
+    test), and, on plan07's own interpreter, no plugin autoloading (its plugins are plan07's,
+    not the repo's). The repo's interpreter loads the repo's plugins as it always does."""
+    env = {k: v for k, v in base.items()
+           if not k.startswith(("PYTEST_", "COV_CORE_")) and k != "PYTHONDONTWRITEBYTECODE"
+           or k == "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}  # loads less, never more: kept
+    if interp.own:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    elif "VIRTUAL_ENV" in env:  # plan07's venv is not the repo's: point it at the repo's
+        env["VIRTUAL_ENV"] = str(Path(interp.path).parent.parent)
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# the test command
+
+
+@dataclass(frozen=True)
+class TestCommand:
+    """An argv template (never a shell) and how `{tests}` spells a test id: `pytest` node ids
+    as they are, or `dotted` labels (`tests/app/tests.py::T::test_x` -> `app.tests.T.test_x`
+    with `test-root = "tests"`, as Django's runtests.py takes them)."""
+
+    __test__ = False  # not a pytest test class
+
+    argv: tuple[str, ...] = PYTEST_COMMAND
+    test_ids: TestIds = "pytest"
+    test_root: str = ""
+    source: str = "default"
+
+    @property
+    def is_pytest(self) -> bool:
+        return self.argv == PYTEST_COMMAND
+
+    @property
+    def per_test(self) -> bool:
+        """True when a run reports each test's outcome (the command writes {junitxml})."""
+        return any("{junitxml}" in a for a in self.argv)
+
+    def label(self, test: str) -> str:
+        """How the command names the test id or path `test` (pytest grammar)."""
+        if self.test_ids == "pytest":
+            return test
+        path, _, rest = test.partition("::")
+        root = self.test_root.strip("/")
+        if root and (path == root or path.startswith(root + "/")):
+            path = path[len(root):].lstrip("/")
+        mod = path.removesuffix(".py").strip("/").replace("/", ".")
+        parts = [mod] if mod else []
+        if rest:
+            parts += [p.split("[", 1)[0] for p in rest.split("::")]
+        return ".".join(parts)
+
+    def argv_for(self, python: str, tests: Sequence[str], junitxml: str) -> list[str]:
+        """The argv of one run. `{tests}` expands to one argument per label."""
+        out: list[str] = []
+        for a in self.argv:
+            if a == "{tests}":
+                out += [self.label(t) for t in tests]
+            else:
+                out.append(a.replace("{python}", python).replace("{junitxml}", junitxml))
+        return out
+
+    def record(self) -> dict[str, object]:
+        """What plan.json keeps (only a configured command; the default is implied)."""
+        return {"argv": list(self.argv), "test_ids": self.test_ids, "test_root": self.test_root,
+                "source": self.source}
+
+
+def parse_command(value: object, *, where: str, test_ids: object = "pytest",
+                  test_root: object = "") -> TestCommand:
+    """A test-command template checked: a non-empty list of strings, `{tests}` one whole
+    argument, no placeholder but {python} {tests} {junitxml}. InputError naming `where`."""
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
+        raise InputError('test-command must be a non-empty list of strings, e.g. ["{python}", '
+                         '"tests/runtests.py", "{tests}"] (an argv, never a shell line)',
+                         field=where)
+    for a in value:
+        for ph in re.findall(r"\{[^{}]*\}", a):
+            if ph not in PLACEHOLDERS:
+                raise InputError(f"test-command: unknown placeholder {ph}; use "
+                                 f"{', '.join(PLACEHOLDERS)}", field=where)
+        if "{tests}" in a and a != "{tests}":
+            raise InputError("test-command: {tests} must be an argument of its own",
+                             field=where)
+    if "{tests}" not in value:
+        raise InputError("test-command has no {tests} argument: plan07 must name the tests a "
+                         "check runs", field=where)
+    if not value[0].strip():
+        raise InputError("test-command: the program (first argument) is empty", field=where)
+    if test_ids not in ("pytest", "dotted"):
+        raise InputError(f"test-ids {test_ids!r}: use \"pytest\" or \"dotted\"", field=where)
+    if not isinstance(test_root, str):
+        raise InputError("test-root must be a string (a folder of the repo)", field=where)
+    ids: TestIds = "dotted" if test_ids == "dotted" else "pytest"
+    return TestCommand(tuple(value), ids, test_root, where)
+
+
+def load_command(repo: Path, flag: str | None = None) -> TestCommand:
+    """The plan's test command: `--test-command` (a JSON list) when given, else `[tool.plan07]`
+    of REPO/pyproject.toml, else the repo's pytest. Bad configuration: InputError, one line."""
+    if flag is not None:
+        import json
+
+        try:
+            value = json.loads(flag)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a JSON list of strings ({exc.msg}); e.g. "
+                             "'[\"{python}\", \"tests/runtests.py\", \"{tests}\"]'",
+                             field="--test-command") from None
+        return parse_command(value, where="--test-command")
+    path = Path(repo) / "pyproject.toml"
+    if not path.is_file():
+        return TestCommand()
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"cannot read [tool.plan07]: {' '.join(str(exc).split())}",
+                         source=str(path)) from None
+    tool = data.get("tool", {})
+    conf = tool.get("plan07") if isinstance(tool, dict) else None
+    if conf is None:
+        return TestCommand()
+    where = f"{path}: [tool.plan07]"
+    if not isinstance(conf, dict):
+        raise InputError("must be a table", field=where)
+    unknown = sorted(set(conf) - set(CONFIG_KEYS))
+    if unknown:
+        raise InputError(f"unknown key(s) {', '.join(unknown)}; known: {', '.join(CONFIG_KEYS)}",
+                         field=where)
+    if "test-command" not in conf:
+        if set(conf) & {"test-ids", "test-root"}:
+            raise InputError("test-ids/test-root without a test-command", field=where)
+        return TestCommand()
+    return parse_command(conf["test-command"], where=where,
+                         test_ids=conf.get("test-ids", "pytest"),
+                         test_root=conf.get("test-root", ""))
+
+
+def command_of(record: Mapping[str, object] | None) -> TestCommand:
+    """The TestCommand a plan recorded (`TestCommand.record`), or the default."""
+    if not record:
+        return TestCommand()
+    argv = record.get("argv")
+    return parse_command(list(argv) if isinstance(argv, (list, tuple)) else argv,
+                         where=str(record.get("source") or "plan.json"),
+                         test_ids=record.get("test_ids", "pytest"),
+                         test_root=record.get("test_root", ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+
+def run_argv(argv: list[str], cwd: Path, timeout: float,
+             env: Mapping[str, str]) -> tuple[int | None, str]:
+    """Run argv in `cwd` (never a shell); (returncode, output). On timeout the whole process
+    group is killed and the returncode is None; a program that cannot start gives (127, why)."""
+    import contextlib
+
+    from plan07.sandbox import child_setup, redact, shield, undumpable  # i15: dies with us,
+    # no credential of plan07's readable from it, output redacted
+
+    shield()
+    with undumpable():
+        try:
+            proc = subprocess.Popen(  # noqa: S603 - argv list, shell=False
+                argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, shell=False,
+                start_new_session=True,
+                preexec_fn=child_setup(os.getpid()),  # noqa: PLW1509 - prctl only, no locks
+            )
+        except OSError as exc:
+            return 127, f"could not start check: {exc}"
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            text = out.decode("utf-8", "replace") if out else ""
+            return None, redact(f"{text}\ncheck timed out after {timeout:g}s")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    return proc.returncode, redact(out.decode("utf-8", "replace"))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    message: str = ""
+
+
+@dataclass
+class TestRun:
+    """One run of the test command: its exit status, output, and per-test outcomes (None when
+    the command reports none: no JUnit file)."""
+
+    __test__ = False
+
+    rc: int | None
+    output: str
+    outcomes: dict[str, Outcome] | None = None
+    argv: list[str] = field(default_factory=list)
+
+    @property
+    def timed_out(self) -> bool:
+        return self.rc is None
+
+
+def run_tests(cmd: TestCommand, interp: Interpreter, repo: Path, tests: Sequence[str], *,
+              timeout: float, env: Mapping[str, str]) -> TestRun:
+    """Run the repo's test command on `tests` (ids/paths already checked by the grammar)."""
+    with tempfile.TemporaryDirectory(prefix="plan07-junit-") as tmp:
+        junit = str(Path(tmp) / "junit.xml")
+        argv = cmd.argv_for(interp.path, tests, junit)
+        rc, out = run_argv(argv, repo, timeout, run_env(interp, env))
+        outcomes = parse_junit(Path(junit)) if cmd.per_test else None
+    return TestRun(rc, out, outcomes, argv)
+
+
+def _nodeid(case: ET.Element) -> str:
+    """The pytest node id of a JUnit testcase (xunit1: `file`, `classname`, `name`)."""
+    name = case.get("name", "")
+    classname = case.get("classname", "")
+    file = case.get("file", "")
+    if file.endswith(".py") and not classname:  # a collection error of that file
+        return file.replace("\\", "/")
+    if file.endswith(".py"):
+        mod = file[:-3].replace("/", ".").replace("\\", ".")
+        rest = classname[len(mod):].lstrip(".") if classname.startswith(mod) else ""
+        return "::".join([file.replace("\\", "/"), *([*rest.split(".")] if rest else []), name])
+    if not classname:  # a collection error: `name` is the module path in dots
+        return name.replace(".", "/") + ".py" if name else "?"
+    parts = classname.split(".")
+    return "/".join(parts) + ".py::" + name
+
+
+def parse_junit(path: Path) -> dict[str, Outcome] | None:
+    """Per-test outcomes of a JUnit XML file (None when absent or unreadable: the run crashed
+    before writing it). failure = the test body failed; error = collection, setup or teardown."""
+    try:
+        root = ET.parse(path).getroot()  # noqa: S314 - our own run's file
+    except (OSError, ET.ParseError):
+        return None
+    out: dict[str, Outcome] = {}
+    for case in root.iter("testcase"):
+        nid = _nodeid(case)
+        status: Status = "passed"
+        message = ""
+        for child in case:
+            tag = child.tag
+            if tag in ("failure", "error", "skipped"):
+                status = "failed" if tag == "failure" else "error" if tag == "error" \
+                    else "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+                message = (child.get("message") or "") + "\n" + (child.text or "")
+                break
+        prev = out.get(nid)
+        # a test reported twice (a teardown error after a pass) keeps its worse outcome
+        if prev is None or _rank(status) > _rank(prev.status):
+            out[nid] = Outcome(status, message.strip()[: MESSAGE_CHARS * 8])
+    return out
+
+
+def _rank(s: Status) -> int:
+    return {"skipped": 0, "xfailed": 0, "passed": 1, "failed": 2, "error": 3}[s]
+
+
+# ---------------------------------------------------------------------------------------------
+# environment problems: never the node's failure
+
+_NO_MODULE = re.compile(r"No module named '?([A-Za-z_][\w.]*)'?")
+_USAGE = re.compile(r"^[^\n]*?\berror: (unrecognized arguments: [^\n]*)$", re.M)
+
+
+def repo_local(top: str, repo: Path) -> bool:
+    """True when the top-level module `top` is the repo's own (REPO/top, REPO/top.py,
+    REPO/src/top, or one folder down): a missing repo module is the node's business."""
+    root = Path(repo)
+    for base in (root, root / "src", root / "lib"):
+        if (base / top).is_dir() or (base / f"{top}.py").is_file():
+            return True
+    try:
+        return any((d / top).is_dir() for d in root.iterdir() if d.is_dir()
+                   and not d.name.startswith("."))
+    except OSError:
+        return False
+
+
+def _repo_has_module(name: str, repo: Path) -> bool:
+    """True when the repo holds module `name` (dotted) as a file, package or folder."""
+    rel = name.replace(".", "/")
+    root = Path(repo)
+    return any((base / f"{rel}.py").is_file() or (base / rel).is_dir()
+               for base in (root, root / "src", root / "lib"))
+
+
+def missing_module(text: str, repo: Path) -> str | None:
+    """The first module `text` says cannot be imported that the environment should provide:
+    one that is not the repo's own, or one of the repo's own that is there in the repo and
+    still not importable (a src/ layout not installed in that environment). A repo module
+    that does not exist (`pkg.newmod` not written yet) is the node's business."""
+    for m in _NO_MODULE.finditer(text):
+        name = m.group(1).rstrip(".")
+        top = name.split(".")[0]
+        if not repo_local(top, repo) or _repo_has_module(name, repo):
+            return top if not repo_local(top, repo) else name
+    return None
+
+
+def environment_problem(run: TestRun, repo: Path, interp: Interpreter,
+                        texts: Sequence[str] | None = None) -> str | None:
+    """One line when the run could not judge the code because of the environment: the
+    interpreter lacks a module that is not the repo's (in `texts`, the blamed failures' messages,
+    or the output of a run that reported no tests), or the repo's pytest configuration asks for
+    an option the interpreter's pytest lacks (a plugin such as pytest-cov not installed)."""
+    if run.rc == 0 or run.timed_out:
+        return None
+    where = f"the repo's interpreter ({interp.path}, from {interp.source})"
+    if run.rc == 127 and run.output.startswith("could not start"):
+        return f"{where} cannot start the test command: {run.output[:120]}; pass --python"
+    pool = list(texts or [])
+    if run.outcomes is None or not run.outcomes or run.rc in (3, 4):
+        pool.append(run.output)
+    for text in pool:
+        mod = missing_module(text, repo)
+        if mod:
+            return f"{where} cannot import {mod}; pass --python (an environment with the " \
+                   "repo's dependencies)"
+    if run.rc == 4:
+        m = _USAGE.search(run.output)
+        if m:
+            return (f"{where}: its pytest refuses the repo's configuration ({m.group(1)[:80]}): "
+                    "a plugin is missing; pass --python")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the build check: compile what changed, in the repo's interpreter, writing no bytecode
+
+_COMPILE = (
+    "import sys\n"
+    "bad = 0\n"
+    "for f in sys.argv[1:]:\n"
+    "    try:\n"
+    "        with open(f, 'rb') as fh:\n"
+    "            compile(fh.read(), f, 'exec', dont_inherit=True)\n"
+    "    except (SyntaxError, ValueError) as e:\n"
+    "        bad += 1\n"
+    "        print(f'{f}:{getattr(e, \"lineno\", 0) or 0}: {type(e).__name__}: {e}')\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "sys.exit(1 if bad else 0)\n"
+)
+
+
+def compile_files(interp: Interpreter, repo: Path, files: Sequence[str], *, timeout: float,
+                  env: Mapping[str, str]) -> tuple[bool, str]:
+    """Compile `files` (repo-relative .py paths) with the repo's interpreter; nothing written.
+    No files: passes without starting a process."""
+    if not files:
+        return True, "no Python file changed since the last checkpoint"
+    ok_all, outs = True, []
+    for i in range(0, len(files), 500):  # keep each argv well under the OS limit
+        rc, out = run_argv([interp.path, "-c", _COMPILE, *files[i:i + 500]], repo, timeout,
+                           run_env(interp, env))
+        ok_all &= rc == 0
+        outs.append(out)
+    return ok_all, "".join(outs)
