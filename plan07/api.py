@@ -143,7 +143,8 @@ class Planner:
 
         exercised = {k: sorted(v) for k, v in EvidenceIndex(evidence).exercised.items()}
         gate, base = prepare_gate(repo.resolve(), artifact.nodes, exercised, python=python,
-                                  test_command=test_command, env=check_env(), state_dir=d)
+                                  test_command=test_command, env=check_env(repo=repo.resolve()),
+                                  state_dir=d)
         artifact.gate = gate
         planner = cls(d, None if isinstance(llm, str) else client)
         cp0 = artifact.checkpoints[0]
@@ -267,7 +268,7 @@ class Planner:
             # fingerprinted before, compared after (an edit made while it ran is not certified)
             art = self.artifact
             tree = fingerprint(run.repo, keep=[self.state_dir])
-            ctx = context_for(art, self.state_dir, tree=tree, env=check_env())
+            ctx = context_for(art, self.state_dir, tree=tree, env=check_env(repo=run.repo))
             verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
             if fingerprint(run.repo, keep=[self.state_dir]) != tree:
                 verdict = verdict.model_copy(update={
