@@ -96,11 +96,11 @@ class Planner:
         (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
         only.
 
-        The gate's world is fixed here (plan07.checks.prepare_gate, issue 11): the repo's
+        The gate's world is fixed here (plan07.gate.prepare, issue 11): the repo's
         interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own),
         its test command (`test_command`, a JSON argv template, else [tool.plan07] of the repo's
         pyproject.toml, else pytest) and the CP0 baseline of the plan's tests."""
-        from plan07 import checkpoint
+        from plan07 import checkpoint, gate
         from plan07.canonicalize import canonicalize
         from plan07.decompose import decompose
         from plan07.evidence import build_evidence, neighbourhood
@@ -137,15 +137,8 @@ class Planner:
         if plan_id is not None:
             checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
-        from plan07.checks import prepare_gate, write_baseline
-        from plan07.llm.evidence_index import EvidenceIndex
-        from plan07.validate import check_env
-
-        exercised = {k: sorted(v) for k, v in EvidenceIndex(evidence).exercised.items()}
-        gate, base = prepare_gate(repo.resolve(), artifact.nodes, exercised, python=python,
-                                  test_command=test_command, env=check_env(repo=repo.resolve()),
-                                  state_dir=d)
-        artifact.gate = gate
+        info, base = gate.prepare(repo.resolve(), artifact, evidence, python=python,
+                                  test_command=test_command, state_dir=d)
         planner = cls(d, None if isinstance(llm, str) else client)
         cp0 = artifact.checkpoints[0]
         A.record(artifact, cp0.id, "checkpoint", A.checkpoint_trace(cp0), time=now or A.now())
@@ -156,11 +149,9 @@ class Planner:
         prepared = state.prepare(artifact)  # refused (cap named) here, nothing written yet
         with state.lock(d):
             checkpoint.clear(d)  # a new plan in this state dir: older records are not ours
-            write_baseline(d, gate, base)
-            cp0_tree = gate.cp0_tree if gate.cp0_tree and not gate.cp0_tree.startswith(
-                "stat:") else None  # CP0 certifies the content the baseline ran on
+            gate.write_baseline(d, info, base)  # CP0: the content the baseline ran on
             taken = checkpoint.record(d, artifact, artifact.checkpoints[0], check_owner=False,
-                                      tree=cp0_tree)
+                                      tree=gate.git_tree(info.cp0_tree))
             if taken.git_ref != ref:
                 raise PlanStateError(f"the CP0 snapshot went to {taken.git_ref}, not {ref}")
             state.write(d, artifact, prepared)
@@ -251,8 +242,7 @@ class Planner:
         complete, reschedule, checkpoints reached; fail -> ONE scoped replan of the failed node
         and its true dependents (the model call outside the lock too). Only the handed-out node
         (§3.4: the single actionable obligation) is validated; `timeout` must be > 0 seconds."""
-        from plan07.checks import context_for, fingerprint
-        from plan07.validate import check_env, run_node
+        from plan07 import gate
 
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout)
                 and 0 < timeout <= caps.CHECK_TIMEOUT_MAX_S):
@@ -264,16 +254,8 @@ class Planner:
             with state.transaction(self.state_dir) as tx:
                 transitions.reserve(tx.art, run)
         try:
-            # §3.3 step 4 / issue 11: the checkpoint certifies the content the check ran on:
-            # fingerprinted before, compared after (an edit made while it ran is not certified)
-            art = self.artifact
-            tree = fingerprint(run.repo, keep=[self.state_dir])
-            ctx = context_for(art, self.state_dir, tree=tree, env=check_env(repo=run.repo))
-            verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
-            if fingerprint(run.repo, keep=[self.state_dir]) != tree:
-                verdict = verdict.model_copy(update={
-                    "passed": False, "inconclusive": "the repository's files changed while the "
-                    "check ran; nothing was recorded: run `plan07 complete` again"})
+            # §3.3 step 4: the checkpoint certifies the content the check ran on (plan07.gate)
+            verdict, tree = gate.checked_run(self.artifact, self.state_dir, run, timeout=timeout)
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 transitions.refund(tx.art, node_id, run.reserved)
@@ -408,11 +390,10 @@ class Planner:
         """A checkpoint was reached (every earlier obligation validated): audited, the repo's
         files snapshotted under refs/plan07/<plan>/<CP> when it is a git tree (`cp.git_ref`),
         and the plan state recorded beside plan.json for rollback/resume."""
-        from plan07 import checkpoint
+        from plan07 import checkpoint, gate
 
         A.record(art, cp.id, "checkpoint", A.checkpoint_trace(cp), time=A.now())
-        git_tree = tree if tree and not tree.startswith("stat:") else None
-        ref = checkpoint.record(self.state_dir, art, cp, tree=git_tree).git_ref
+        ref = checkpoint.record(self.state_dir, art, cp, tree=gate.git_tree(tree)).git_ref
         for i, c in enumerate(art.checkpoints):
             if c.id == cp.id:
                 art.checkpoints[i] = c.model_copy(update={"git_ref": ref})

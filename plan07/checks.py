@@ -21,33 +21,28 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from plan07.baseline import Baseline, Judgement, Mode, judge
 from plan07.errors import InputError
-from plan07.model import CheckKind, PlanArtifact, PlanNode, Verdict
+from plan07.model import PlanNode, Verdict
 from plan07.runner import (
     Interpreter,
-    TestCommand,
     compile_files,
     environment_problem,
     run_argv,
     run_env,
     run_tests,
 )
-
-if TYPE_CHECKING:
-    from plan07.model import GateInfo
+from plan07.testcommand import TestCommand
+from plan07.vocab import CheckKind, classify
 
 OUTPUT_TAIL_CHARS = 1500
 EXERCISED_MAX = 32  # tests reaching a target run by id; more run as their files
-_EXCLUDE_DIRS = {".git", ".hg", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
-                 "build", "dist", ".eggs"}
-_TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$|_test\.py$")
+EXCLUDE_DIRS = {".git", ".hg", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
+                "build", "dist", ".eggs"}
 
 
 @dataclass
@@ -79,8 +74,6 @@ class PlannedCheck:
 def defined_test(node: PlanNode) -> str | None:
     """The test id a modify node defines: its target is the very test its validation names
     (`tests/test_x.py::test_new`, or that id in dots). None for any other node."""
-    from plan07.validate import classify
-
     v = node.validation.strip()
     if node.obligation != "modify" or classify(v) != "pytest_node":
         return None
@@ -125,7 +118,7 @@ def python_files(repo: Path) -> list[str]:
     out = []
     root = Path(repo)
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _EXCLUDE_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDE_DIRS)
         rel = Path(dirpath).relative_to(root)
         out += [(rel / f).as_posix() for f in sorted(filenames) if f.endswith(".py")]
     return out
@@ -266,187 +259,3 @@ def take_baseline(nodes: Sequence[PlanNode], ctx: GateContext, *,
         if msgs and len(msgs) == len(run.outcomes):
             problem = environment_problem(run, ctx.repo, ctx.interp, msgs)
     return base, problem
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
-
-
-# ---------------------------------------------------------------------------------------------
-# the plan's gate: prepared at CP0, read back at each `complete`
-
-BASELINE_FILE = "baseline.json"
-
-
-def fingerprint(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
-    """The repo's content now: its git tree id (`checkpoint.tree_of`), or outside git a digest
-    of every file's path, size and mtime (the state dir and virtualenvs left out)."""
-    import hashlib
-
-    from plan07 import checkpoint
-
-    if checkpoint.is_git_tree(repo):
-        return checkpoint.tree_of(repo, keep=keep)
-    kept = [Path(k).resolve() for k in keep]
-    h = hashlib.sha256()
-    root = Path(repo)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _EXCLUDE_DIRS and not any(
-            (Path(dirpath) / d).resolve() == k for k in kept))
-        for f in sorted(filenames):
-            p = Path(dirpath) / f
-            try:
-                st = p.stat()
-            except OSError:
-                continue
-            h.update(f"{p.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n"
-                     .encode("utf-8", "surrogateescape"))
-    return "stat:" + h.hexdigest()
-
-
-def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, Sequence[str]],
-                 *, python: str | Path | None = None, test_command: str | None = None,
-                 env: Mapping[str, str], state_dir: Path,
-                 timeout: float = 600.0) -> tuple[GateInfo, Baseline]:
-    """At CP0: the repo's interpreter, its test command, the baseline run of the plan's tests
-    and the content it ran on. An environment that cannot run the tests at all (a module or a
-    pytest plugin it lacks) refuses the plan: InputError, one line, nothing written."""
-    from plan07.model import GateInfo
-    from plan07.runner import find_python, load_command
-
-    interp = find_python(repo, python)
-    command = load_command(repo, test_command)
-    ctx = GateContext(repo, interp, command, exercised=exercised, env=env)
-    tree = fingerprint(repo, keep=[state_dir])
-    base, problem = take_baseline(nodes, ctx, timeout=timeout)
-    if problem:
-        raise InputError(problem, field="--python")
-    failing = base.failing()
-    info = GateInfo(
-        python=interp.path, python_source=interp.source,
-        test_command=None if command.source == "default" else list(command.argv),
-        test_ids=command.test_ids, test_root=command.test_root, command_source=command.source,
-        baseline_file=BASELINE_FILE if base.scope else None,
-        baseline_tests=sum(1 for k in (base.outcomes or {}) if "::" in k),
-        baseline_failing=failing[:16], baseline_failing_total=len(failing), cp0_tree=tree,
-    )
-    return info, base
-
-
-def write_baseline(state_dir: Path, info: GateInfo, base: Baseline) -> None:
-    """The baseline sidecar beside plan.json (or none, and a stale one removed)."""
-    import json
-
-    from plan07.state import write_atomic
-
-    path = state_dir / BASELINE_FILE
-    if info.baseline_file:
-        write_atomic(path, json.dumps(base.to_json(), ensure_ascii=False))
-    else:
-        path.unlink(missing_ok=True)
-
-
-def read_baseline(state_dir: Path, info: GateInfo) -> Baseline | None:
-    import json
-
-    if not info.baseline_file:
-        return Baseline(0, {}, ())
-    path = state_dir / info.baseline_file
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read the CP0 baseline: {exc}; re-run `plan07 plan`",
-                         source=str(path)) from None
-    if not isinstance(data, dict):
-        raise InputError("corrupt CP0 baseline (not an object); re-run `plan07 plan`",
-                         source=str(path))
-    return Baseline.from_json(data)
-
-
-def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
-                env: Mapping[str, str]) -> GateContext:
-    """The gate's context for the plan's next check: its recorded interpreter and command, the
-    CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
-    checkpoint (`tree`: the content now), and whether a change was validated already."""
-    from plan07 import checkpoint, state
-    from plan07.llm.evidence_index import EvidenceIndex
-    from plan07.runner import find_python, load_command
-
-    repo = Path(art.repo or ".")
-    evidence = state.evidence_of(state_dir, art)
-    exercised = {k: sorted(v) for k, v in EvidenceIndex(evidence).exercised.items()}
-    gate = art.gate
-    if gate is None:  # a plan made before the gate recorded its world
-        return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,
-                           env=env)
-    if not Path(gate.python).is_file():
-        raise InputError(f"the plan's interpreter {gate.python} is gone; re-run `plan07 plan "
-                         "--python PATH`", field="--python")
-    interp = Interpreter(gate.python, gate.python_source)  # type: ignore[arg-type]
-    command = TestCommand() if not gate.test_command else TestCommand(
-        tuple(gate.test_command), "dotted" if gate.test_ids == "dotted" else "pytest",
-        gate.test_root, gate.command_source)
-    changed: list[str] | None = None
-    last = next((c.git_ref for c in reversed(art.checkpoints) if c.git_ref and
-                 c.id in _reached(art)), None)
-    if last and tree and not tree.startswith("stat:"):
-        changed = [p for p in checkpoint.changed_files(repo, last, tree) if p.endswith(".py")]
-    done = {n.id for n in art.nodes if n.state == "complete"}
-    landed = any(n.id in done and n.obligation == "modify" and not defined_test(n)
-                 for n in art.nodes)
-    return GateContext(repo, interp, command, read_baseline(state_dir, gate), exercised,
-                       changed, landed, env)
-
-
-def _reached(art: PlanArtifact) -> set[str]:
-    done = {n.id for n in art.nodes if n.state == "complete"}
-    out = set()
-    for cp in art.checkpoints:
-        if not set(cp.after) <= done:
-            break
-        out.add(cp.id)
-    return out
-
-
-def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str | None) -> None:
-    """Note on the plan what a passing check ran on: the content, whether it changed since the
-    previous validated state, whether an executed test proved it."""
-    from plan07.model import GateRecord
-
-    if art.gate is None:
-        return
-    prev = [r.tree for r in art.gate.validated.values() if r.tree]
-    before = prev[-1] if prev else art.gate.cp0_tree
-    proved = verdict.kind in ("pytest_node", "pytest_path") or bool(verdict.tests)
-    art.gate.validated[node.id] = GateRecord(tree=tree, changed=tree != before, proved=proved)
-
-
-def gate_blockers(art: PlanArtifact) -> list[str]:
-    """Why the gate will not let the plan terminate (issue 11, no false "done"): modify nodes
-    were planned and none of the validated ones changed any file."""
-    if art.gate is None:
-        return []
-    mods = [n for n in art.nodes if n.obligation == "modify" and n.status != "alternative"]
-    if not mods:
-        return []
-    recs = art.gate.validated
-    if any(recs[n.id].changed for n in mods if n.id in recs):
-        return []
-    if all(n.state == "complete" for n in mods):
-        return ["no modify node changed any file: the plan's changes were never made (every "
-                "validated modify ran on the content of CP0 or of the step before it)"]
-    return []
-
-
-def proved_by_test(art: PlanArtifact, index: int, text: str) -> bool:
-    """A named criterion is settled only when an executed test proved a node that addresses it
-    (a complete node whose caused_by cites it; if none cites it, any complete node). True for a
-    plan made before the gate recorded its world."""
-    if art.gate is None:
-        return True
-    done = [n for n in art.nodes if n.state == "complete"]
-    key = text.strip()[:60]
-    cited = [n for n in done if f"criterion {index}" in n.caused_by or (key and key in
-                                                                         n.caused_by)]
-    recs = art.gate.validated
-    return any(recs[n.id].proved for n in (cited or done) if n.id in recs)

@@ -23,7 +23,7 @@ from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
 #   named    - a behaviour the request named in prose: no check names it, the spec counts it a
 #              legal terminal once every scheduled node's validation passed, and (issue 11, no
 #              false "done") an executed test proved a complete node that addresses it
-#              (`checks.proved_by_test`); else the user confirms it.
+#              (`gate.proved_by_test`); else the user confirms it.
 _COMMAND_CRITERION = re.compile(r"^`(?P<cmd>[^`]+)` succeeds$")
 _PYTEST_QUIET_OPTS = {"-q", "-qq", "-x", "-v", "-vv", "--quiet", "--verbose", "-rA"}
 CriterionKind = Literal["check", "command", "derived", "named"]
@@ -86,7 +86,7 @@ def _pytest_command(cmd: str) -> list[str] | None:
 
 def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
     """Every acceptance criterion of the plan with how (and whether) it is settled. Pure."""
-    from plan07.checks import proved_by_test
+    from plan07.gate import proved_by_test
 
     done: list[tuple[str, str]] = []  # (node id, validation) of complete nodes, members too
     for n in artifact.nodes:
@@ -123,9 +123,9 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
     terminate while a scheduled node's validation is unverifiable or not passed, nor while an
     acceptance criterion is unsettled (`criteria_status`: a derived one unconfirmed, a named
     test no complete validation runs, a command nobody confirmed), nor when its modify nodes
-    changed no file (`checks.gate_blockers`).
+    changed no file (`gate.gate_blockers`).
     """
-    from plan07.checks import gate_blockers
+    from plan07.gate import gate_blockers
 
     out: list[str] = []
     for n in artifact.nodes:

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 from pydantic import BaseModel, Field, WithJsonSchema, field_serializer
 
 from plan07.errors import Plan07Error
-from plan07.model import DriverView, Proof, Revision, Verdict, Violation
+from plan07.model import DriverView, Revision, Verdict, Violation
+from plan07.proof import Proof
 
 if TYPE_CHECKING:
     from plan07.api import Planner

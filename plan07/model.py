@@ -334,7 +334,7 @@ class PlanSchedule(Strict):
 
 
 class GateRecord(Strict):
-    """What the gate recorded when a node passed (plan07.checks): the content it ran on (a git
+    """What the gate recorded when a node passed (plan07.gate): the content it ran on (a git
     tree id, or a stat fingerprint outside git), whether the files differ from the previous
     validated state, and whether an executed test proved it (not `import:`/`compile` alone)."""
 
@@ -419,7 +419,7 @@ class Verdict(Strict):
     test_calls: int = 0
     # the check could not judge the node (the repo's environment lacks a module, its pytest
     # lacks a plugin, the files changed while it ran): not the node's failure, no replan
-    # (plan07.checks); one line saying what to do
+    # (plan07.gate); one line saying what to do
     inconclusive: str | None = None
     preexisting: list[str] = []  # failing already at the CP0 baseline: reported, not blamed
     tests: list[str] = []  # what the test command ran (the exercising tests included)
@@ -443,36 +443,3 @@ class Feedback(Strict):
         list[ObligationId], Field(max_length=caps.MAX_OBLIGATIONS)
     ] = []
     note: Field500 = ""
-
-
-# ---------------------------------------------------------------------------------------------
-# §3.2 explain: a proof tree for a derived edge or violation (plan07.obliggraph.explain)
-
-ProofKind = Literal["derived", "fact", "absent", "comparison", "cut"]
-
-
-class ProofNode(Strict):
-    """One step of a proof: a derived atom (its rule id and `file:LINE`), an input fact (its
-    sources: obligation field, evidence item), a checked absence (a negated premise that holds),
-    a comparison that held, or `cut` where `--depth` stopped the tree."""
-
-    atom: str
-    kind: ProofKind
-    rule: str | None = None
-    location: str | None = None
-    sources: list[str] = []
-    children: list[ProofNode] = []
-
-
-class Proof(Strict):
-    """Why `goal` holds (a minimal-height proof tree), or why not: the candidate rule that came
-    closest and its first missing premise (`missing_premise`), with the chain in `why_not`."""
-
-    goal: str
-    holds: bool
-    height: int = 0
-    tree: ProofNode | None = None
-    candidate_rule: str | None = None
-    candidate_location: str | None = None
-    missing_premise: str | None = None
-    why_not: list[str] = []

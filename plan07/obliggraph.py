@@ -17,14 +17,8 @@ from pathlib import Path
 from plan07 import caps
 from plan07.engine.ir import Facts, Tuple_
 from plan07.errors import InputError
-from plan07.model import (
-    DerivedEdge,
-    Evidence,
-    Obligation,
-    OrderResult,
-    Proof,
-    Violation,
-)
+from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult, Violation
+from plan07.proof import Proof
 from plan07.vocab import classify, first_repeat, normalize_test
 
 NEIGHBOURHOOD_HOPS = 2

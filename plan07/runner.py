@@ -1,6 +1,6 @@
 """The check runner in the repository's own world (§3.5 step 1): which interpreter runs a check,
 which argv (the repo's test command), and what the run says test by test. I/O: subprocesses
-(never a shell), the repo's pyproject.toml, one JUnit XML file per run.
+(never a shell), one JUnit XML file per run.
 
 - The interpreter (`find_python`): `plan07 plan --python PATH`, else the ecosystem's order:
   `$VIRTUAL_ENV` (unless it is plan07's own environment), `REPO/.venv`, `REPO/venv`; else plan07's
@@ -8,11 +8,8 @@ which argv (the repo's test command), and what the run says test by test. I/O: s
   repo's run: the repo's interpreter does not have them, and when plan07's own interpreter is the
   fallback, plugin autoloading is off (`PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`) and every `PYTEST_*`
   variable of plan07's process (xdist workers, addopts) is dropped.
-- The test command (`TestCommand`): `[tool.plan07] test-command` in the repo's pyproject.toml (or
-  `--test-command`), an argv template with `{python}`, `{tests}` (the test labels, as separate
-  arguments) and `{junitxml}` (a file the command may write JUnit XML to, for per-test results);
-  default: the repo's pytest with its own configuration. Model-written validations stay data:
-  only ids the check grammar accepts are ever substituted (§3.5).
+- The test command (`TestCommand`, plan07.testcommand): `[tool.plan07] test-command` in the
+  repo's pyproject.toml (or `--test-command`), an argv template; `run_tests` runs it.
 - A run's per-test outcomes come from the JUnit XML pytest writes (`parse_junit`); a run that
   failed because the environment lacks a module, or because the repo's pytest configuration asks
   for a plugin option the interpreter lacks, is an environment problem (`environment_problem`):
@@ -27,28 +24,20 @@ import signal
 import subprocess
 import sys
 import tempfile
-import tomllib
 import xml.etree.ElementTree as ET  # noqa: S405 - parses the JUnit file our own run wrote
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from plan07.errors import InputError
 
+if TYPE_CHECKING:
+    from plan07.testcommand import TestCommand
+
 PythonSource = Literal["--python", "VIRTUAL_ENV", ".venv", "venv", "plan07"]
-TestIds = Literal["pytest", "dotted"]
 Status = Literal["passed", "failed", "error", "skipped", "xfailed"]
 
-# The default test command: the repo's pytest, its configuration (pytest.ini, pyproject, tox.ini,
-# setup.cfg, conftest.py) as the repo has it; only the JUnit XML report (xunit1: it names each
-# test's file), no .pytest_cache written into the repo, and running the other files when one
-# has a collection error (a pre-existing broken file must not hide every other test) are ours.
-PYTEST_COMMAND = ("{python}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                  "--continue-on-collection-errors", "-o", "junit_family=xunit1",
-                  "--junitxml={junitxml}", "{tests}")
-PLACEHOLDERS = ("{python}", "{tests}", "{junitxml}")
-CONFIG_KEYS = ("test-command", "test-ids", "test-root")
 MESSAGE_CHARS = 200
 
 
@@ -137,143 +126,6 @@ def run_env(interp: Interpreter, base: Mapping[str, str]) -> dict[str, str]:
     elif "VIRTUAL_ENV" in env:  # plan07's venv is not the repo's: point it at the repo's
         env["VIRTUAL_ENV"] = str(Path(interp.path).parent.parent)
     return env
-
-
-# ---------------------------------------------------------------------------------------------
-# the test command
-
-
-@dataclass(frozen=True)
-class TestCommand:
-    """An argv template (never a shell) and how `{tests}` spells a test id: `pytest` node ids
-    as they are, or `dotted` labels (`tests/app/tests.py::T::test_x` -> `app.tests.T.test_x`
-    with `test-root = "tests"`, as Django's runtests.py takes them)."""
-
-    __test__ = False  # not a pytest test class
-
-    argv: tuple[str, ...] = PYTEST_COMMAND
-    test_ids: TestIds = "pytest"
-    test_root: str = ""
-    source: str = "default"
-
-    @property
-    def is_pytest(self) -> bool:
-        return self.argv == PYTEST_COMMAND
-
-    @property
-    def per_test(self) -> bool:
-        """True when a run reports each test's outcome (the command writes {junitxml})."""
-        return any("{junitxml}" in a for a in self.argv)
-
-    def label(self, test: str) -> str:
-        """How the command names the test id or path `test` (pytest grammar)."""
-        if self.test_ids == "pytest":
-            return test
-        path, _, rest = test.partition("::")
-        root = self.test_root.strip("/")
-        if root and (path == root or path.startswith(root + "/")):
-            path = path[len(root):].lstrip("/")
-        mod = path.removesuffix(".py").strip("/").replace("/", ".")
-        parts = [mod] if mod else []
-        if rest:
-            parts += [p.split("[", 1)[0] for p in rest.split("::")]
-        return ".".join(parts)
-
-    def argv_for(self, python: str, tests: Sequence[str], junitxml: str) -> list[str]:
-        """The argv of one run. `{tests}` expands to one argument per label."""
-        out: list[str] = []
-        for a in self.argv:
-            if a == "{tests}":
-                out += [self.label(t) for t in tests]
-            else:
-                out.append(a.replace("{python}", python).replace("{junitxml}", junitxml))
-        return out
-
-    def record(self) -> dict[str, object]:
-        """What plan.json keeps (only a configured command; the default is implied)."""
-        return {"argv": list(self.argv), "test_ids": self.test_ids, "test_root": self.test_root,
-                "source": self.source}
-
-
-def parse_command(value: object, *, where: str, test_ids: object = "pytest",
-                  test_root: object = "") -> TestCommand:
-    """A test-command template checked: a non-empty list of strings, `{tests}` one whole
-    argument, no placeholder but {python} {tests} {junitxml}. InputError naming `where`."""
-    if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
-        raise InputError('test-command must be a non-empty list of strings, e.g. ["{python}", '
-                         '"tests/runtests.py", "{tests}"] (an argv, never a shell line)',
-                         field=where)
-    for a in value:
-        for ph in re.findall(r"\{[^{}]*\}", a):
-            if ph not in PLACEHOLDERS:
-                raise InputError(f"test-command: unknown placeholder {ph}; use "
-                                 f"{', '.join(PLACEHOLDERS)}", field=where)
-        if "{tests}" in a and a != "{tests}":
-            raise InputError("test-command: {tests} must be an argument of its own",
-                             field=where)
-    if "{tests}" not in value:
-        raise InputError("test-command has no {tests} argument: plan07 must name the tests a "
-                         "check runs", field=where)
-    if not value[0].strip():
-        raise InputError("test-command: the program (first argument) is empty", field=where)
-    if test_ids not in ("pytest", "dotted"):
-        raise InputError(f"test-ids {test_ids!r}: use \"pytest\" or \"dotted\"", field=where)
-    if not isinstance(test_root, str):
-        raise InputError("test-root must be a string (a folder of the repo)", field=where)
-    ids: TestIds = "dotted" if test_ids == "dotted" else "pytest"
-    return TestCommand(tuple(value), ids, test_root, where)
-
-
-def load_command(repo: Path, flag: str | None = None) -> TestCommand:
-    """The plan's test command: `--test-command` (a JSON list) when given, else `[tool.plan07]`
-    of REPO/pyproject.toml, else the repo's pytest. Bad configuration: InputError, one line."""
-    if flag is not None:
-        import json
-
-        try:
-            value = json.loads(flag)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not a JSON list of strings ({exc.msg}); e.g. "
-                             "'[\"{python}\", \"tests/runtests.py\", \"{tests}\"]'",
-                             field="--test-command") from None
-        return parse_command(value, where="--test-command")
-    path = Path(repo) / "pyproject.toml"
-    if not path.is_file():
-        return TestCommand()
-    try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot read [tool.plan07]: {' '.join(str(exc).split())}",
-                         source=str(path)) from None
-    tool = data.get("tool", {})
-    conf = tool.get("plan07") if isinstance(tool, dict) else None
-    if conf is None:
-        return TestCommand()
-    where = f"{path}: [tool.plan07]"
-    if not isinstance(conf, dict):
-        raise InputError("must be a table", field=where)
-    unknown = sorted(set(conf) - set(CONFIG_KEYS))
-    if unknown:
-        raise InputError(f"unknown key(s) {', '.join(unknown)}; known: {', '.join(CONFIG_KEYS)}",
-                         field=where)
-    if "test-command" not in conf:
-        if set(conf) & {"test-ids", "test-root"}:
-            raise InputError("test-ids/test-root without a test-command", field=where)
-        return TestCommand()
-    return parse_command(conf["test-command"], where=where,
-                         test_ids=conf.get("test-ids", "pytest"),
-                         test_root=conf.get("test-root", ""))
-
-
-def command_of(record: Mapping[str, object] | None) -> TestCommand:
-    """The TestCommand a plan recorded (`TestCommand.record`), or the default."""
-    if not record:
-        return TestCommand()
-    argv = record.get("argv")
-    return parse_command(list(argv) if isinstance(argv, (list, tuple)) else argv,
-                         where=str(record.get("source") or "plan.json"),
-                         test_ids=record.get("test_ids", "pytest"),
-                         test_root=record.get("test_root", ""))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ SCHEMAS: dict[str, str] = {
     "driver-view": "plan07.model:DriverView",
     "plan": "plan07.model:PlanArtifact",
     "feedback": "plan07.model:Feedback",
-    "proof": "plan07.model:Proof",
+    "proof": "plan07.proof:Proof",
 }
 
 

@@ -152,7 +152,7 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
     scoped replan to make; past the node's retry bound, nothing (no model call). An inconclusive
     verdict (the environment, not the node: plan07.checks) changes nothing but the audit and
     refunds its calls: no failure, no replan. `tree`: the content the check ran on."""
-    from plan07.checks import record_pass
+    from plan07.gate import record_pass
 
     node_id = verdict.node_id
     unused = run.reserved if verdict.inconclusive else run.reserved - verdict.test_calls

@@ -133,7 +133,8 @@ def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0,
     the driver's max_test_calls), 0 when it could not run (unverifiable, refused, build broken).
     """
     from plan07.checks import GateContext, check_node
-    from plan07.runner import find_python, load_command
+    from plan07.runner import find_python
+    from plan07.testcommand import load_command
 
     if ctx is None:
         if not repo.is_dir():

@@ -16,15 +16,8 @@ from plan07.baseline import Baseline
 from plan07.checks import GateContext, check_node, plan_check, take_baseline
 from plan07.errors import InputError
 from plan07.model import PlanNode
-from plan07.runner import (
-    Interpreter,
-    TestCommand,
-    find_python,
-    load_command,
-    parse_junit,
-    run_env,
-    run_tests,
-)
+from plan07.runner import Interpreter, find_python, parse_junit, run_env, run_tests
+from plan07.testcommand import TestCommand, load_command
 
 OWN = Interpreter(sys.executable, "plan07")
 
