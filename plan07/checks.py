@@ -27,7 +27,7 @@ from pathlib import Path
 
 from plan07.baseline import Baseline, Judgement, Mode, judge
 from plan07.errors import InputError
-from plan07.model import PlanNode, Verdict
+from plan07.model import Obligation, PlanNode, Verdict
 from plan07.runner import (
     Interpreter,
     compile_files,
@@ -259,3 +259,43 @@ def take_baseline(nodes: Sequence[PlanNode], ctx: GateContext, *,
         if msgs and len(msgs) == len(run.outcomes):
             problem = environment_problem(run, ctx.repo, ctx.interp, msgs)
     return base, problem
+
+
+def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0,
+              ctx: GateContext | None = None) -> Verdict:
+    """§3.5 step 1: run the node's validation in `repo` with the repo's interpreter and test
+    command, plus the build check (`check_node`). Without `ctx`: the interpreter
+    `find_python(repo)` finds, the repo's configured test command, no baseline.
+
+    pass iff both succeed. `test_calls` is 1 when the node's own check ran (it counts against
+    the driver's max_test_calls), 0 when it could not run (unverifiable, refused, build broken).
+    """
+    from plan07.runner import find_python
+    from plan07.testcommand import load_command
+    from plan07.validate import check_env
+
+    if ctx is None:
+        if not repo.is_dir():
+            raise InputError("repository directory not found", source=str(repo))
+        ctx = GateContext(repo, find_python(repo), load_command(repo), env=check_env(repo=repo))
+    return check_node(node, ctx, timeout=timeout)
+
+
+def run_node(node: PlanNode, members: Sequence[Obligation], repo: Path, *,
+             timeout: float = 120.0, ctx: GateContext | None = None) -> Verdict:
+    """§3.5 step 1 for a plan node: `run_check`; a collapsed cycle is validated as one unit (every
+    member's check must pass; an inconclusive one makes the unit inconclusive)."""
+    if not members:
+        return run_check(node, repo, timeout=timeout, ctx=ctx)
+    parts = [run_check(PlanNode(**m.model_dump()), repo, timeout=timeout, ctx=ctx)
+             for m in members]
+    bad = next((p for p in parts if p.inconclusive),
+               next((p for p in parts if not p.passed), parts[-1]))
+    return Verdict(
+        node_id=node.id, passed=all(p.passed for p in parts),
+        check=" && ".join(p.check for p in parts), kind=bad.kind,
+        output_tail=bad.output_tail, duration_s=round(sum(p.duration_s for p in parts), 3),
+        test_calls=sum(p.test_calls for p in parts), inconclusive=bad.inconclusive,
+        preexisting=sorted({t for p in parts for t in p.preexisting})[:16],
+        tests=[t for p in parts for t in p.tests][:16], red=any(p.red for p in parts),
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plan07.baseline import Baseline
-from plan07.checks import EXCLUDE_DIRS, GateContext, defined_test, take_baseline
+from plan07.checks import EXCLUDE_DIRS, GateContext, defined_test, run_node, take_baseline
 from plan07.errors import InputError
 from plan07.runner import Interpreter
 from plan07.testcommand import TestCommand
@@ -111,7 +111,7 @@ def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, *,
     """§3.3 step 4: run the handed-out node's check on the content fingerprinted before it,
     compared after it (an edit made while it ran is not certified: inconclusive). Returns the
     verdict and the content it ran on."""
-    from plan07.validate import check_env, run_node
+    from plan07.validate import check_env
 
     tree = fingerprint(run.repo, keep=[state_dir])
     ctx = context_for(art, state_dir, tree=tree, env=check_env(repo=run.repo))

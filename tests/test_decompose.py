@@ -268,8 +268,8 @@ def test_builtin_define_step_fails_until_the_test_is_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The modify defining a new test is checked by that test (not `compile`): with the test
     not written it fails; with it written under a non-strict xfail anchor it passes."""
+    from plan07.checks import run_check
     from plan07.model import PlanNode
-    from plan07.validate import run_check
 
     req = Requirement(goal="Add a --verbose flag",
                       acceptance_criteria=["tests/test_cli.py::test_verbose passes"])

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from plan07.checks import run_check
 from plan07.criteria import can_terminate, criteria_status, termination_blockers
 from plan07.errors import InputError
 from plan07.model import PlanArtifact, PlanNode, Requirement
 from plan07.replan import affected_subgraph
-from plan07.validate import check_env, classify, parse_check, run_check
+from plan07.validate import check_env, classify, parse_check
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
