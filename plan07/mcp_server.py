@@ -93,6 +93,9 @@ class PlanResult(BaseModel):
     edges: int
     checkpoints: int
     violations: list[Violation]
+    python: str | None = Field(description="The interpreter every check runs with and where it "
+                               "was found (from plan07: plan07's own, the repo's dependencies "
+                               "are probably missing; pass `python`).")
 
 
 class NextResult(BaseModel):
@@ -188,10 +191,19 @@ def plan(
                                           "built-in recon of `repo` when absent.")] = None,
     engine: Annotated[str, Field(description="The rule engine: pydatalog or clingo.")]
     = "pydatalog",
+    python: Annotated[str | None, Field(description="The repo's Python (or virtualenv dir) "
+                                        "every check runs with; default: $VIRTUAL_ENV, "
+                                        "REPO/.venv, REPO/venv, else plan07's own.")] = None,
+    test_command: Annotated[list[str] | None, Field(description="The test command as an argv "
+                                                    "template, e.g. [\"{python}\", "
+                                                    "\"tests/runtests.py\", \"{tests}\"]; "
+                                                    "default: [tool.plan07] test-command, "
+                                                    "else pytest.")] = None,
 ) -> PlanResult:
     """Plan a request: canonicalize -> decompose -> order (rules) -> schedule -> plan.json
-    (replacing a plan already in the state dir). Returns the plan's id and sizes, not its
-    schedule; call `next` for the obligation to work on."""
+    (replacing a plan already in the state dir), and run the plan's tests once in the repo's
+    environment (the CP0 baseline; what fails already is never blamed). Returns the plan's id
+    and sizes, not its schedule; call `next` for the obligation to work on."""
     from plan07.api import Planner
 
     ev = None
@@ -200,11 +212,14 @@ def plan(
 
         ev = load_evidence(Path(evidence))
     planner = Planner.create(request, repo=Path(repo), evidence=ev, llm=llm,
-                             state_dir=Path(state) if state else None, engine=engine)
-    art = planner.artifact
+                             state_dir=Path(state) if state else None, engine=engine,
+                             python=python, test_command=None if test_command is None
+                             else json.dumps(test_command))
+    art, gate = planner.artifact, planner.artifact.gate
     return PlanResult(plan_id=art.plan_id, state=str(planner.state_dir.resolve()),
                       goal=art.requirement.goal, nodes=len(art.nodes), edges=len(art.edges),
-                      checkpoints=len(art.checkpoints), violations=art.violations)
+                      checkpoints=len(art.checkpoints), violations=art.violations,
+                      python=f"{gate.python} (from {gate.python_source})" if gate else None)
 
 
 def _next_result(planner: Planner, view: DriverView | None) -> NextResult:
@@ -231,8 +246,13 @@ def complete(
     """Run the handed-out obligation's validation in the repository. passed: the node is
     complete and the plan advances; failed (a normal result, not an error): only that node and
     its true dependents are replanned. Returns the verdict: passed, the check, its kind, the
-    tail of its output. Call `next` for what to do now."""
-    return _planner(state).complete(node_id, timeout=timeout)
+    tail of its output. A check the repo's environment could not judge (a module or plugin it
+    lacks; files changed while it ran) is a tool error: the node neither passed nor failed, no
+    replan is spent. Call `next` for what to do now."""
+    verdict = _planner(state).complete(node_id, timeout=timeout)
+    if verdict.inconclusive:  # the environment, not the node: the CLI's line (it exits 2)
+        raise Plan07Error(f"{node_id} not judged: {verdict.inconclusive}")
+    return verdict
 
 
 def status(state: State = None) -> StatusResult:
@@ -401,54 +421,7 @@ def serve() -> None:
     build_server().run("stdio")
 
 
-# ---------------------------------------------------------------------------------------------
-# docs/mcp.md: the tools as a client lists them (tests/test_mcp.py fails on drift)
+if __name__ == "__main__":  # python -m plan07.mcp_server --doc (docs/mcp.md: plan07.mcp_doc)
+    from plan07.mcp_doc import main
 
-
-def _type(schema: dict[str, Any]) -> str:
-    if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
-    if "anyOf" in schema:
-        return " \\| ".join(_type(s) for s in schema["anyOf"])
-    kind = schema.get("type", "object")
-    if kind == "array":
-        return f"{_type(schema.get('items', {}))}[]"
-    return "object" if kind == "object" and "title" not in schema else str(kind)
-
-
-def tools_doc(tools: list[Any]) -> str:
-    """Markdown for the listed MCP tools: each one's description, arguments (type, default,
-    description) and result fields, from the schemas the server publishes."""
-    out = [DOC_HEAD]
-    for t in tools:
-        out += [f"## `{t.name}`", "", t.description, "",
-                "| argument | type | default | description |", "|---|---|---|---|"]
-        required = set(t.input_schema.get("required", []))
-        for name, p in t.input_schema["properties"].items():
-            default = "(required)" if name in required else f"`{json.dumps(p.get('default'))}`"
-            desc = " ".join(str(p.get("description", "")).split())
-            out.append(f"| `{name}` | {_type(p)} | {default} | {desc} |")
-        out += ["", "Result: " + ", ".join(
-            f"`{name}` ({_type(p)})" for name, p in (t.output_schema or {}).get(
-                "properties", {}).items()) + ".", ""]
-    return "\n".join(out)
-
-
-DOC_HEAD = """# plan07 as an MCP server: the tools
-
-Generated from the schemas `plan07 mcp` publishes (`python -m plan07.mcp_server --doc >
-docs/mcp.md`; a test fails when they drift). Every tool returns its result as structured content
-(validated against the tool's output schema) and as the same JSON in a text block. A plan07 error
-is a tool error (`isError`) whose text is the line the CLI prints, `error: ...`; nothing is
-written. Named types: `DriverView` is the §3.4 view (`plan07 schema driver-view`), `ProofNode`
-a node of the `proof` schema, `Violation` and `Revision` as in the `plan` schema. How to register
-the server with a client, and a whole loop: the README's "MCP server".
-"""
-
-
-if __name__ == "__main__":  # python -m plan07.mcp_server --doc
-    if sys.argv[1:] != ["--doc"]:
-        raise SystemExit("usage: python -m plan07.mcp_server --doc")
-    import anyio
-
-    sys.stdout.write(tools_doc(anyio.run(build_server().list_tools)))
+    main(sys.argv[1:], build_server)

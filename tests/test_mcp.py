@@ -24,7 +24,8 @@ except ImportError as exc:  # a venv made before the test extra carried the SDK
                       "pip install -e '.[test,dev]'") from exc
 
 from plan07.cli import main
-from plan07.mcp_server import tools_doc
+from plan07.mcp_doc import tools_doc
+from plan07.testcommand import PYTEST_COMMAND
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "mcp.md"
 
@@ -134,7 +135,7 @@ def check_tool_schemas(tools: list[Any]) -> None:
         assert sorted(tool.input_schema.get("required", [])) == required.get(name, []), name
         assert (tool.output_schema or {}).get("type") == "object", name
     assert set(by_name["plan"].input_schema["properties"]) == {
-        "request", "repo", "state", "llm", "evidence", "engine"}
+        "request", "repo", "state", "llm", "evidence", "engine", "python", "test_command"}
     assert by_name["plan"].input_schema["properties"]["llm"]["default"] == "builtin"
     assert set(by_name["complete"].input_schema["properties"]) == {"node_id", "state", "timeout"}
     fb = by_name["feedback"].input_schema["properties"]["feedback"]  # the shipped schema, inlined
@@ -180,9 +181,26 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             assert not (tmp_path / "state").exists()
             assert error_text(await call("next", state=st)).startswith("error: ")
 
+            # the gate's world (issue 11): a bad interpreter or test command is the CLI's line
+            for flag, arg, value in (("--python", "python", str(tmp_path / "no-python")),
+                                     ("--test-command", "test_command", ["{python}"])):
+                got = error_text(await call("plan", request=REQUEST, repo=str(repo), state=st,
+                                            llm=f"replay:{replay}", **{arg: value}))
+                assert got == cli_error(capsys, "plan", str(tmp_path / "request.md"), "--repo",
+                                        str(repo), "--state", st, "--llm", f"replay:{replay}",
+                                        flag, value if isinstance(value, str) else
+                                        json.dumps(value))
+                assert not (tmp_path / "state").exists()
+
             planned = data(await call("plan", request=REQUEST, repo=str(repo), state=st,
-                                      llm=f"replay:{replay}", evidence=None))
+                                      llm=f"replay:{replay}", evidence=None,
+                                      python=sys.executable, test_command=list(PYTEST_COMMAND)))
             assert (planned["nodes"], planned["violations"]) == (2, [])
+            py = str(Path(sys.executable).absolute())
+            assert planned["python"] == f"{py} (from --python)"
+            gate = json.loads(plan_json.read_text())["gate"]
+            assert (gate["python"], gate["command_source"]) == (py, "--test-command")
+            assert gate["test_command"] == list(PYTEST_COMMAND)
             assert planned["state"] == str(Path(st).resolve())
             assert "O1" not in json.dumps(planned)  # sizes, not the schedule (invariant 6)
 
@@ -221,6 +239,18 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             assert failed["check"] == "tests/test_core.py::test_scale_doubles"
             assert "assert 2 == 4" in failed["output_tail"]
             assert "O2" not in json.dumps(failed)
+
+            # a check the environment cannot judge (scale now imports a module the repo's
+            # interpreter lacks): a tool error with the CLI's line; the node neither passed nor
+            # failed, and stays handed out
+            good = core.read_text()
+            core.write_text(good.replace("return x\n", "import nosuchdep_plan07\n    return x\n"))
+            got = error_text(await call("complete", node_id="O1", state=st))
+            assert got.startswith(f"error: O1 not judged: the repo's interpreter ({py}, from "
+                                  "--python) cannot import nosuchdep_plan07; pass --python")
+            assert got == cli_error(capsys, "complete", "O1", "--state", st)
+            assert data(await call("next", state=st))["node"]["node_id"] == "O1"
+            core.write_text(good)
 
             # the agent edits, completes; the next obligation comes only after
             again = data(await call("next", state=st))["node"]
