@@ -210,27 +210,56 @@ def behaviour_changes(changes: list[FileChange], ev_path: Path) -> None:
 
 
 class Suite:
-    """The project's own suite in the replay worktree; results cached by the files landed."""
+    """The project's own suite in the replay worktree; results cached by the files landed.
 
-    def __init__(self, wt: Path, argv: list[str], env: dict[str, str], timeout: float) -> None:
+    Flaky tests (real suites have them: click's pager tests fail one run in two on this box) are
+    handled in the open, the same way for every order: the parent's baseline is the union of the
+    failures of `baseline_runs` runs (a test that failed in any of them never reliably passed),
+    and a test newly failing after a hand-out counts only if it fails in each of `confirm_runs`
+    runs of that same tree; one that passes in one of them is recorded in `flaky`, and the report
+    lists it."""
+
+    def __init__(self, wt: Path, argv: list[str], env: dict[str, str], timeout: float, *,
+                 baseline_runs: int = 3, confirm_runs: int = 3) -> None:
         self.wt, self.argv, self.env, self.timeout = wt, argv, env, timeout
+        self.baseline_runs, self.confirm_runs = baseline_runs, confirm_runs
         self.cache: dict[frozenset[str], set[str]] = {}
+        self.flaky: set[str] = set()
         self.runs = 0
         self.seconds = 0.0
 
-    def failing(self, landed: frozenset[str]) -> set[str]:
+    def _run(self) -> set[str]:
+        junit = self.wt.parent / "junit.xml"
+        argv = [*self.argv, f"--junitxml={junit}", "-p", "no:cacheprovider",
+                "--continue-on-collection-errors"]
+        t = time.perf_counter()
+        r = subprocess.run(argv, cwd=self.wt, env={**os.environ, **self.env},
+                           capture_output=True, text=True, timeout=self.timeout)
+        self.seconds += time.perf_counter() - t
+        self.runs += 1
+        bad = parse_junit(junit) if junit.exists() else {f"<suite exit {r.returncode}>"}
+        junit.unlink(missing_ok=True)
+        return bad
+
+    def baseline(self) -> set[str]:
+        """What fails at the parent in any of `baseline_runs` runs."""
+        runs = [self._run() for _ in range(max(1, self.baseline_runs))]
+        self.flaky |= set.union(*runs) - set.intersection(*runs)
+        self.cache[frozenset()] = bad = set.union(*runs)
+        return bad
+
+    def failing(self, landed: frozenset[str], baseline: set[str]) -> set[str]:
+        """What fails with `landed` applied: a failure beyond the baseline must repeat in each
+        of `confirm_runs` runs (stopping at the first run it passes)."""
         if landed not in self.cache:
-            junit = self.wt.parent / "junit.xml"
-            argv = [*self.argv, f"--junitxml={junit}", "-p", "no:cacheprovider",
-                    "--continue-on-collection-errors"]
-            t = time.perf_counter()
-            r = subprocess.run(argv, cwd=self.wt, env={**os.environ, **self.env},
-                               capture_output=True, text=True, timeout=self.timeout)
-            self.seconds += time.perf_counter() - t
-            self.runs += 1
-            self.cache[landed] = parse_junit(junit) if junit.exists() else {
-                f"<suite exit {r.returncode}>"}
-            junit.unlink(missing_ok=True)
+            bad = self._run()
+            for _ in range(self.confirm_runs - 1):
+                if not bad - baseline:
+                    break
+                again = self._run()
+                self.flaky |= (bad - again) - baseline
+                bad &= again
+            self.cache[landed] = bad
         return self.cache[landed]
 
 
@@ -275,7 +304,7 @@ class Replay:
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_text(src)
         self.landed |= set(files)
-        worse = sorted(self.suite.failing(frozenset(self.landed)) - self.baseline)
+        worse = sorted(self.suite.failing(frozenset(self.landed), self.baseline) - self.baseline)
         self.steps.append({"hand_out": label, "files": files, "valid": not worse,
                            "newly_failing": worse[:5]})
         return not worse
@@ -386,7 +415,7 @@ def consumer_recall(ev_path: Path, changes: list[FileChange], all_files: list[st
 
 
 def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
-                  timeout: float) -> dict[str, Any]:
+                  timeout: float, runs: tuple[int, int] = (3, 3)) -> dict[str, Any]:
     commit = git(checkout, "rev-parse", spec["commit"]).strip()
     parent = git(checkout, "rev-parse", f"{commit}^").strip()
     subject = git(checkout, "log", "-1", "--format=%s", commit).strip()
@@ -398,10 +427,11 @@ def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
         git(checkout, "worktree", "add", "-q", "--detach", str(wt), parent)
         try:
             argv = [a.replace("{python}", python) for a in spec["test"]]
-            suite = Suite(wt, argv, dict(spec.get("env", {})), timeout)
-            baseline = suite.failing(frozenset())
+            suite = Suite(wt, argv, dict(spec.get("env", {})), timeout,
+                          baseline_runs=runs[0], confirm_runs=runs[1])
+            baseline = suite.baseline()
             rp = Replay(wt, checkout, commit, parent, suite, baseline)
-            final = suite.failing(frozenset(c.path for c in changes))
+            final = suite.failing(frozenset(c.path for c in changes), baseline)
             defining = [c.path for c in changes if c.changes]  # signatures, before run_plan07
             t0 = time.perf_counter()
             p7 = run_plan07(rp, changes, subject, body, tmp)
@@ -422,7 +452,8 @@ def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
             "obligations": [{"file": c.path, "target": c.target, "changes": c.changes}
                             for c in changes],
             "baseline_failing": len(baseline), "final_newly_failing": sorted(final - baseline),
-            "plan07": p7, **naive, "recall": recall, "suite_runs": suite.runs,
+            "plan07": p7, **naive, "recall": recall, "flaky": sorted(suite.flaky),
+            "suite_runs": suite.runs,
             "suite_seconds": round(suite.seconds, 1), "plan07_seconds": round(plan_s, 1)}
 
 
@@ -430,7 +461,8 @@ def score(steps: list[dict[str, Any]]) -> tuple[int, int]:
     return sum(s["valid"] for s in steps), len(steps)
 
 
-def report(results: list[dict[str, Any]], out: Path, argv: list[str]) -> str:
+def report(results: list[dict[str, Any]], out: Path, argv: list[str],
+           runs: tuple[int, int] = (3, 3)) -> str:
     rows = ["| commit | files | plan07 valid/hand-outs | definition-first | alphabetical | "
             "plan07 edges / violations / cycles | consumer files found (all kinds / calls only) |",
             "|---|---|---|---|---|---|---|"]
@@ -475,6 +507,10 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str]) -> str:
         "at the parent fails. plan07 is driven by `plan07 next`/`plan07 complete`; the naive "
         "orders land one file per step. All in one run.",
         "",
+        f"Flaky tests, the same rule for every order: the parent's baseline is every test that "
+        f"failed in any of {runs[0]} suite runs there, and a test newly failing after a hand-out "
+        f"counts only if it fails in each of {runs[1]} runs of that tree.",
+        "",
         *rows,
         "",
         f"plan07 steps: {steps} for {files} changed files (at least half as many steps as files: "
@@ -488,6 +524,10 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str]) -> str:
                        f"{'' if s['valid'] else ' INVALID'}" for s in r["plan07"]["steps"])
         env = " ".join(f"{k}={v}" for k, v in r["env"].items())
         lines.append(f"| `{r['commit'][:10]}` | {r['repo']} | `{env} {r['test']}` | {hs} |")
+    flaky = [(r["name"], t) for r in results for t in r.get("flaky", [])]
+    lines += ["", "Flaky tests seen (passed and failed on one tree, or across the parent's runs; "
+              "not counted for any order):", ""]
+    lines += [f"- {name}: `{t}`" for name, t in flaky] or ["- none"]
     text = "\n".join(lines) + "\n"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(text)
@@ -503,6 +543,10 @@ def main() -> int:
     ap.add_argument("--only", action="append", default=[], help="commit names to run")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per suite run")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "real_commits")
+    ap.add_argument("--baseline-runs", type=int, default=3,
+                    help="suite runs at the parent; a test failing in any is not counted")
+    ap.add_argument("--confirm-runs", type=int, default=3,
+                    help="runs a new failure must repeat in to count (else it is flaky)")
     a = ap.parse_args()
     checkouts = dict(x.split("=", 1) for x in a.checkout)
     pythons = dict(x.split("=", 1) for x in a.python)
@@ -516,12 +560,14 @@ def main() -> int:
             print(f"skip {spec['name']}: no --checkout/--python for {proj}", file=sys.stderr)
             continue
         print(f"== {spec['name']} {spec['commit']}", file=sys.stderr)
-        results.append(replay_commit(spec, Path(checkouts[proj]), pythons[proj], a.timeout))
+        results.append(replay_commit(spec, Path(checkouts[proj]), pythons[proj], a.timeout,
+                                     (a.baseline_runs, a.confirm_runs)))
     if not results:
         print("error: no commit ran (give --checkout NAME=PATH and --python NAME=PY)",
               file=sys.stderr)
         return 2
-    print(report(results, a.out, ["benchmarks/real_commits.py", *sys.argv[1:]]))
+    print(report(results, a.out, ["benchmarks/real_commits.py", *sys.argv[1:]],
+                 (a.baseline_runs, a.confirm_runs)))
     return 0
 
 

@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import plan07
+from plan07.graphs import sccs
 
 ROOT = Path(plan07.__file__).parent
 
@@ -56,38 +57,9 @@ def graph() -> dict[str, set[str]]:
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:
-    """Every strongly connected component with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(g[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(g):
-        if v not in index:
-            visit(v)
-    return out
+    """Every strongly connected component with more than one module (plan07's own Tarjan)."""
+    comps = sccs(sorted(g), {v: sorted(w for w in g[v] if w in g) for v in g})
+    return sorted(sorted(c) for c in comps if len(c) > 1)
 
 
 def test_the_checker_finds_a_cycle() -> None:

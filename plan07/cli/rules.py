@@ -43,31 +43,17 @@ def order(
 
 def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str]:
     from plan07 import schema
-    from plan07.model import Evidence, Obligation
+    from plan07.artifact import obligations_of
     from plan07.obliggraph import load_evidence_file
+    from plan07.state import evidence_of
 
     plan_path = state / "plan.json"
     if not plan_path.exists():
         raise InputError("no plan.json here; run `plan07 plan` first or pass --obligations",
                          source=str(state))
     art = schema.load("plan", plan_path)
-    fields = set(Obligation.model_fields)
-    obs: list[Obligation] = []
-    for n in art.nodes:
-        members = art.collapsed.get(n.id) if n.cycle_collapsed else None
-        if members:
-            obs += members
-        else:
-            obs.append(Obligation.model_validate(n.model_dump(include=fields)))
-    if evidence:
-        ev = load_evidence_file(evidence)
-    elif art.evidence is not None:
-        ev = art.evidence
-    elif art.evidence_file:
-        ev = load_evidence_file(state / art.evidence_file)
-    else:
-        ev = Evidence()
-    return obs, ev, art.engine
+    ev = load_evidence_file(evidence) if evidence else evidence_of(state, art)
+    return obligations_of(art), ev, art.engine
 
 
 def explain(
