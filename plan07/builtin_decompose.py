@@ -3,13 +3,13 @@ fixed rules, no model. Pure and deterministic. It occupies the §4 L slot (desig
 the same prompt a model would (plan07.llm.builtin), and its text follows the fact vocabulary of
 docs/rules.md so the ordering rules recognise each role (widen, rebind, preserve_default, ...).
 
-The rules, in order (docs/decompose.md has the table): localized entities -> modify (a sig_change
-source is a widen); impacted consumers of a modified entity -> modify depending on it (rebind); a
-default criterion or a default_change edge -> preserve of the old default before what relies on
-the new one, and the old-default test re-run; criteria naming tests -> validate (after the modify
-that defines a test that does not exist yet, defined early); other unanchored criteria -> a
-derived test, defined then validated; constraints -> preserve; a final `compile` validate;
-lower-ranked localization candidates -> `alternative` modifies.
+The rules in order (the table: docs/decompose.md): localized entities -> modify (a sig_change
+source is a widen); impacted consumers of a modified entity -> modify depending on it (rebind; not,
+for a compatible change, a caller guessed by name); a default criterion or a default_change edge ->
+preserve of the old default before what relies on the new one, and the old-default test re-run;
+criteria naming tests -> validate (after the modify that defines a test that does not exist yet,
+defined early); other unanchored criteria -> a derived test, defined then validated; constraints ->
+preserve; a last `compile` validate; lower-ranked candidates -> `alternative` modifies.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from plan07 import caps
 from plan07.llm.evidence_index import (
+    BY_NAME_RELATION,
     REBIND_CAUSES,
     EvidenceIndex,
     best_tests,
@@ -158,7 +159,8 @@ def _modifies(d: _Derivation) -> None:
         src = queue.pop(0)
         causes = REBIND_CAUSES if src in first else ix.breaking_causes
         for i in ix.out.get(src, []):
-            if i.cause not in causes or not ix.consumer(i.dst) or i.dst == src:
+            if (i.cause not in causes or not ix.consumer(i.dst) or i.dst == src
+                    or d.interface == "compatible" and i.relation == BY_NAME_RELATION):
                 continue
             if i.dst not in d.mods:
                 d.mods[i.dst] = _Draft("modify", i.dst, [], edge_line(i), "")

@@ -9,10 +9,14 @@ import re
 from collections import defaultdict
 
 from plan07 import caps
+from plan07.evidence.impact import RELATIONS
 from plan07.model import Evidence, ImpactEdge
 from plan07.vocab import covers, file_module, pytest_id
 
 REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
+# the impact relation of a may-call recon guessed from a method's name (docs/evidence.md): a
+# compatible widening leaves such a caller alone (if it is one, its tests show it)
+BY_NAME_RELATION = RELATIONS["by_name"][0]
 TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$")
 _ARTICLES = {"a", "an", "the"}
 
