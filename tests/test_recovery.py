@@ -134,7 +134,7 @@ def apply_correct_edits(repo: Path) -> None:
 
 
 def test_broken_edit_fails_replan_touches_only_dependents_then_plan_completes(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p, repo, client = create(tmp_path)
     first = p.artifact.schedule.order[0]
     target = drive_until(p, is_config_change)
@@ -188,6 +188,10 @@ def test_broken_edit_fails_replan_touches_only_dependents_then_plan_completes(
     assert can_terminate(art), termination_blockers(art)
     assert all(c.git_ref for c in art.checkpoints)
     assert len(client.calls) == 2
+    # resuming a finished plan hands out nothing, in `plan07 next --json`'s shape
+    assert main(["resume", "--state", str(p.state_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "node_id": None, "can_terminate": True, "termination_blockers": []}
 
 
 UNSAFE = [

@@ -61,9 +61,15 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     from plan07 import driver
     from plan07.api import Planner
 
-    view = Planner.open(state).resume()
-    if as_json:
-        print_json(driver.as_data(view))
+    planner = Planner.open(state)
+    view = planner.resume()
+    if as_json:  # the shape of `plan07 next --json`
+        if view is None:
+            blockers = planner.termination_blockers()
+            print_json({"node_id": None, "can_terminate": not blockers,
+                        "termination_blockers": blockers})
+        else:
+            print_json(driver.as_data(view))
         return
     if view is None:
         typer.echo("resumed: nothing is ready (the plan is complete, or waits on a failed node; "
