@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -224,7 +225,7 @@ class Row:
     targets: list[str] = field(default_factory=list)
 
 
-def target_files(plan_nodes: list[tuple[str, str]], evidence: Evidence) -> set[str]:
+def target_files(plan_nodes: Sequence[tuple[str, str]], evidence: Evidence) -> set[str]:
     files = {n.id: n.file for n in evidence.recon.nodes if n.file}
     out = set()
     for verb, target in plan_nodes:
@@ -264,8 +265,10 @@ def run_one(row: dict[str, object]) -> Row:
                 p = Planner.create(problem, repo=checkout, evidence=evidence,
                                    state_dir=Path(state), plan_id=plan_id,
                                    now="2026-01-01T00:00:00Z")
-                nodes = [(n.obligation, n.target_entity) for n in p.artifact.nodes
-                         if n.status != "alternative"]
+                art = p.artifact  # a composite's members are what it modifies
+                nodes = [(m.obligation, m.target_entity) for n in art.nodes
+                         if n.status != "alternative"
+                         for m in (art.collapsed.get(n.id) or [n])]
                 r.nodes = len(p.artifact.nodes)
                 r.planned = "ok"
                 r.targets = [t for v, t in nodes if v == "modify"]

@@ -97,7 +97,7 @@ def merge_group(nodes: Sequence[PlanNode], members: dict[str, list[Obligation]],
         return members.get(nid) or [
             Obligation(**n.model_dump(include=set(Obligation.model_fields)))]
 
-    from plan07.obliggraph import normalize_test
+    from plan07.vocab import normalize_test
 
     failed = [o for o in obs(node_id) if o.obligation == "modify"]
     test_entity = {}

@@ -212,7 +212,7 @@ def cycles_of(edges: Sequence[DerivedEdge]) -> list[list[str]]:
     """The dependency cycles among `edges`: each strongly connected component of two or more
     obligations, members in natural id order (the scheduler collapses each into one step)."""
     from plan07.graphs import sccs
-    from plan07.schedule import natural_key, sort_ids
+    from plan07.vocab import natural_key, sort_ids
 
     succ: dict[str, list[str]] = {}
     for e in edges:
