@@ -95,10 +95,10 @@ def git_tree(tree: str | None) -> str | None:
 def prepare(repo: Path, art: PlanArtifact, evidence: Evidence, *, python: str | Path | None,
             test_command: str | None, state_dir: Path) -> tuple[GateInfo, Baseline]:
     """`prepare_gate` for a new plan: its gate (recorded on `art` too) and the baseline."""
-    from plan07.llm.evidence_index import EvidenceIndex
+    from plan07.llm.evidence_index import exercised_by
     from plan07.validate import check_env
 
-    exercised = {k: sorted(v) for k, v in EvidenceIndex(evidence).exercised.items()}
+    exercised = {k: sorted(v) for k, v in exercised_by(evidence).items()}
     info, base = prepare_gate(repo, art.nodes, exercised, python=python,
                               test_command=test_command, env=check_env(repo=repo),
                               state_dir=state_dir)
@@ -160,13 +160,13 @@ def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
     checkpoint (`tree`: the content now), and whether a change was validated already."""
     from plan07 import checkpoint, state
     from plan07.artifact import reached_checkpoints
-    from plan07.llm.evidence_index import EvidenceIndex
+    from plan07.llm.evidence_index import exercised_by
     from plan07.runner import find_python
     from plan07.testcommand import load_command
 
     repo = Path(art.repo or ".")
     evidence = state.evidence_of(state_dir, art)
-    exercised = {k: sorted(v) for k, v in EvidenceIndex(evidence).exercised.items()}
+    exercised = {k: sorted(v) for k, v in exercised_by(evidence).items()}
     gate = art.gate
     if gate is None:  # a plan made before the gate recorded its world
         return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,

@@ -38,6 +38,17 @@ def edge_line(i: ImpactEdge) -> str:
                caps.EVIDENCE_MAX_CHARS)
 
 
+def exercised_by(ev: Evidence) -> dict[str, set[str]]:
+    """Entity -> the pytest ids of the tests reaching it through recon `tests`/`calls` edges
+    (the gate reads only this: no rule file parsed)."""
+    tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
+    out: dict[str, set[str]] = defaultdict(set)
+    for e in ev.recon.edges:
+        if e.src in tests and e.kind in ("tests", "calls"):
+            out[e.dst].add(tests[e.src])
+    return out
+
+
 class EvidenceIndex:
     """Look-ups over the evidence, built once per decomposition."""
 
@@ -50,11 +61,9 @@ class EvidenceIndex:
         self.nodes = {n.id: n for n in ev.recon.nodes}
         self.tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
         self.test_ids = set(self.tests.values())
-        self.exercised: dict[str, set[str]] = defaultdict(set)  # entity -> pytest ids
+        self.exercised = exercised_by(ev)  # entity -> pytest ids
         self.used: dict[str, set[str]] = defaultdict(set)  # entity -> what it consumes
         for e in ev.recon.edges:
-            if e.src in self.tests and e.kind in ("tests", "calls"):
-                self.exercised[e.dst].add(self.tests[e.src])
             if e.kind in self.consume_kinds:
                 self.used[e.src].add(e.dst)
         self._by_suffix: dict[str, set[str]] | None = None  # dotted suffix -> ids, lazily
