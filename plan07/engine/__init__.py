@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from plan07.engine import cache
 from plan07.engine.ir import Facts, Program
 from plan07.errors import InputError
 
@@ -22,7 +23,7 @@ DEFAULT_RULES = (
     else Path(__file__).resolve().parents[1] / "rules" / "ordering.dl"
 )
 
-_cache: dict[tuple[str, float], Program] = {}
+_cache: dict[tuple[str, int, int], Program] = {}
 
 
 def rules_path(path: Path | None = None) -> Path:
@@ -40,20 +41,35 @@ def constants(relation: str, path: Path | None = None) -> tuple[str, ...]:
 
 
 def load_program(path: Path | None = None) -> Program:
-    """Parse and stratify-check a rule file (cached by path and mtime)."""
-    from plan07.engine.parser import parse_file
-    from plan07.engine.strata import stratify
-
+    """Parse and stratify-check a rule file: once per process (by path, mtime and size), and
+    across processes once per content (the parsed program pickled in the user cache,
+    plan07.engine.cache; a corrupt or foreign entry is a miss)."""
     p = rules_path(path)
     try:
-        key = (str(p.resolve()), p.stat().st_mtime)
+        st = p.stat()
+        mem_key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
     except OSError:
-        key = (str(p), -1.0)
-    prog = _cache.get(key)
+        mem_key = (str(p), -1, -1)
+    prog = _cache.get(mem_key)
+    if prog is not None:
+        return prog
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        from plan07.errors import RuleError
+
+        raise RuleError(f"cannot read rule file: {exc.strerror or exc}", file=str(p),
+                        line=0) from None
+    k = cache.key(p, data)
+    prog = cache.get(k)
     if prog is None:
-        prog = parse_file(p)
+        from plan07.engine.parser import parse
+        from plan07.engine.strata import stratify
+
+        prog = parse(data.decode("utf-8"), file=str(p))
         stratify(prog)  # unstratifiable negation is a RuleError, before any backend runs
-        _cache[key] = prog
+        cache.put(k, prog)
+    _cache[mem_key] = prog
     return prog
 
 
@@ -66,12 +82,22 @@ def check_engine(engine: str) -> str:
 
 def evaluate(program: Program, facts: Facts, engine: str = "pydatalog") -> Facts:
     """The full model of `program` over `facts` on `engine`; every relation of the program is a
-    key (empty set when nothing holds)."""
+    key (empty set when nothing holds). The backend sees only the facts some rule can use
+    (`relevance.prune`, which leaves the model as it is); the input relations of the model are
+    the facts as given."""
+    from plan07.engine.relevance import prune
+
     check_engine(engine)
+    used = prune(program, facts)
     if engine == "clingo":
         from plan07.engine import clingo_backend
 
-        return clingo_backend.evaluate(program, facts)
-    from plan07.engine import pydatalog_backend
+        model = clingo_backend.evaluate(program, used)
+    else:
+        from plan07.engine import pydatalog_backend
 
-    return pydatalog_backend.evaluate(program, facts)
+        model = pydatalog_backend.evaluate(program, used)
+    for rel, ts in used.items():
+        if ts is not facts[rel] and rel in model:
+            model[rel] = set(facts[rel])
+    return model

@@ -23,25 +23,49 @@ from plan07.engine.strata import stratify
 _AST_LOCK = threading.Lock()
 
 
-def _load(source: str) -> None:
-    from pyDatalog import pyDatalog
-
-    with _AST_LOCK:
-        pyDatalog.load(source)
+_CODE: dict[tuple[str, str], Any] = {}  # (mode, text) -> compiled pyDatalog code
 
 
-def _ask(query: str) -> Any:
-    """pyDatalog.ask, with only its parse step under the lock."""
+def _compiled(text: str, mode: str) -> Any:
+    """pyDatalog's parse (ast + its transform + compile) of clause or query text, once per
+    text: a rule layer and a query are the same text on every evaluation."""
     import ast
 
     from pyDatalog import pyParser
 
-    with _AST_LOCK:
-        tree = pyParser._transform_ast().visit(ast.parse(query, "ask", "eval"))
-        code = compile(tree, "ask", "eval")
-        names: dict[str, Any] = {}
-        pyParser.add_symbols(code.co_names, names)
-        parsed = eval(code, names)  # noqa: S307 - our own generated query text
+    code = _CODE.get((mode, text))
+    if code is None:
+        if len(_CODE) > 4096:  # many rule files in one process (tests): start over
+            _CODE.clear()
+        with _AST_LOCK:
+            tree = pyParser._transform_ast().visit(ast.parse(text, mode, mode))
+            code = _CODE[(mode, text)] = compile(tree, mode, mode)
+    return code
+
+
+def _names(code: Any) -> dict[str, Any]:
+    import builtins
+
+    from pyDatalog import pyParser
+
+    names: dict[str, Any] = {}
+    pyParser.add_symbols(set(code.co_names) - set(dir(builtins)) - {"None"}, names)
+    return names
+
+
+def _load(source: str) -> None:
+    """pyDatalog.load without its inspect.stack() (it looks for atomized globals of the
+    caller; this module has none): the clauses go to the current thread's Logic."""
+    code = _compiled(source, "exec")
+    exec(code, _names(code))  # noqa: S102 - our own generated clause text
+
+
+def _ask(query: str) -> Any:
+    """pyDatalog.ask, its parse cached."""
+    from pyDatalog import pyParser
+
+    code = _compiled(query, "eval")
+    parsed = eval(code, _names(code))  # noqa: S307 - our own generated query text
     return pyParser.Answer.make(parsed.ask())
 
 
