@@ -15,13 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plan07 import caps
-from plan07.engine.ir import Facts, Tuple_
+from plan07.engine.ir import Facts, Program, Tuple_
 from plan07.errors import InputError
 from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult, Violation
 from plan07.proof import Proof
 from plan07.vocab import classify, first_repeat, normalize_test
-
-NEIGHBOURHOOD_HOPS = 2
 
 # Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog.
 KEYWORDS: dict[str, re.Pattern[str]] = {
@@ -77,59 +75,103 @@ def check_caps(obligations: Sequence[Obligation]) -> None:
                              cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
 
 
-def _near(evidence: Evidence, seeds: list[str]) -> set[str]:
-    """The entities of the recon/impact neighbourhood of the seeds: exactly the entity set of
-    plan07.evidence.neighbourhood(evidence, seeds, hops), without building a second bundle."""
-    from plan07.evidence import reach
-
-    return reach(evidence, seeds, NEIGHBOURHOOD_HOPS)
+EVIDENCE_RELATIONS = ("entity", "edge", "impact")
 
 
-def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence) -> FactSet:
+def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
+                  program: Program | None = None) -> FactSet:
     """The input facts of docs/rules.md, each remembering its source (indices are positions in
-    the evidence bundle as given)."""
+    the evidence bundle as given). Of the evidence, only the facts some rule of `program` (the
+    rule file by default) can use are loaded (`plan07.engine.relevance.prune`): the derived
+    model is the one all the evidence gives, from a few of its facts."""
+    from plan07.engine import load_program
+    from plan07.engine.relevance import prune
+
+    own = FactSet()
+    _obligations(own, obligations, evidence)
+    rows: dict[str, list[Tuple_]] = {
+        "entity": [(n.id, n.kind) for n in evidence.recon.nodes],
+        "edge": [(e.src, e.dst, e.kind) for e in evidence.recon.edges],
+        "impact": [(ie.src, ie.dst, ie.cause) for ie in evidence.impact.edges],
+    }
+    candidates: Facts = {rel: set(ts) for rel, ts in rows.items()}
+    candidates.update(own.facts)
+    keep = prune(program or load_program(), candidates, min_size=0,
+                 relations=EVIDENCE_RELATIONS)
     fs = FactSet()
-    keep = _near(evidence, sorted({o.target_entity for o in obligations}))
+    impacts = evidence.impact.edges
+    for rel in EVIDENCE_RELATIONS:  # in bundle order, each fact with every position it has
+        kept = keep[rel]
+        if not kept:
+            continue
+        if len(candidates[rel]) == len(rows[rel]):  # no duplicates: one position per fact
+            where = {t: i for i, t in enumerate(rows[rel]) if t in kept}
+            found = sorted((i, t) for t, i in where.items())
+        else:
+            found = [(i, t) for i, t in enumerate(rows[rel]) if t in kept]
+        for i, t in found:
+            if rel == "entity":
+                fs.add(rel, t, f"evidence recon node #{i}")
+            elif rel == "edge":
+                fs.add(rel, t, f"evidence recon edge #{i}")
+            else:
+                fs.add(rel, t, f"evidence impact edge #{i} ({impacts[i].relation}, "
+                               f"{impacts[i].cause})")
+    for rel, ts in own.facts.items():
+        fs.facts.setdefault(rel, set()).update(ts)
+    for k, srcs in own.sources.items():
+        fs.sources.setdefault(k, []).extend(srcs)
+    return fs
+
+
+def all_facts(obligations: Sequence[Obligation], evidence: Evidence) -> FactSet:
+    """Every input fact of docs/rules.md, the whole evidence included: what `prepare_facts`
+    selects from (the benchmarks and the equality tests compare the two)."""
+    fs = FactSet()
+    for i, n in enumerate(evidence.recon.nodes):
+        fs.add("entity", (n.id, n.kind), f"evidence recon node #{i}")
+    for i, e in enumerate(evidence.recon.edges):
+        fs.add("edge", (e.src, e.dst, e.kind), f"evidence recon edge #{i}")
+    for i, ie in enumerate(evidence.impact.edges):
+        fs.add("impact", (ie.src, ie.dst, ie.cause),
+               f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
+    _obligations(fs, obligations, evidence)
+    return fs
+
+
+def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence) -> None:
+    """The facts of the obligations themselves, and of how they sit in the bundle: every test
+    (test_exists(T), not only the loaded ones) and part_of for the planned targets."""
     test_nodes: dict[str, str] = {}  # normalized test id -> source
     test_files: dict[str, str] = {}  # recon test node id -> its file (the pytest path)
     for i, n in enumerate(evidence.recon.nodes):
-        if n.id in keep:
-            fs.add("entity", (n.id, n.kind), f"evidence recon node #{i}")
-        if n.kind == "test":  # every test, not only the neighbourhood's: test_exists(T)
+        if n.kind == "test":
             if n.file:
                 test_files.setdefault(n.id, n.file)
             t = normalize_test(n.id, n.file)
             if t:
                 test_nodes.setdefault(t, f"evidence recon node #{i} ({n.id})")
-    for i, e in enumerate(evidence.recon.edges):
-        if e.src in keep and e.dst in keep:
-            fs.add("edge", (e.src, e.dst, e.kind), f"evidence recon edge #{i}")
-    for i, ie in enumerate(evidence.impact.edges):
-        if ie.src in keep and ie.dst in keep:
-            fs.add("impact", (ie.src, ie.dst, ie.cause),
-                   f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
-    _part_of(fs, obligations, evidence, keep)
+    _part_of(fs, obligations, evidence)
     for o in obligations:
         _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files)
-    return fs
 
 
-def _part_of(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence,
-             keep: set[str]) -> None:
-    """part_of(X, E) for each planned target E that is a recon node: E itself, every node of the
-    neighbourhood defined inside it (dotted prefix), and for a constructor `C.__init__` its class
-    C (calling C calls it)."""
-    ids = {n.id for n in evidence.recon.nodes}
+def _part_of(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence) -> None:
+    """part_of(X, E) for each planned target E that is a recon node: E itself, every recon node
+    defined inside it (dotted prefix), and for a constructor `C.__init__` its class C (calling C
+    calls it)."""
+    from bisect import bisect_left
+
+    ids = sorted({n.id for n in evidence.recon.nodes})
+    known = set(ids)
     for e in sorted({o.target_entity for o in obligations}):
-        if e not in ids:
+        if e not in known:
             continue
-        src = f"recon node {e} (a planned target)"
-        fs.add("part_of", (e, e), src)
-        for x in sorted(keep):
-            if x.startswith(e + ".") and x in ids:
-                fs.add("part_of", (x, e), f"recon node {x} (defined inside {e})")
+        fs.add("part_of", (e, e), f"recon node {e} (a planned target)")
+        for x in ids[bisect_left(ids, e + "."):bisect_left(ids, e + "/")]:  # "/" follows "."
+            fs.add("part_of", (x, e), f"recon node {x} (defined inside {e})")
         cls, _, last = e.rpartition(".")
-        if last in ("__init__", "__new__") and cls in ids:
+        if last in ("__init__", "__new__") and cls in known:
             fs.add("part_of", (cls, e), f"recon node {cls} (calling it calls {e})")
 
 

@@ -97,15 +97,18 @@ def test_caps_are_refused_with_the_cap_named(make, cap) -> None:  # type: ignore
         assert "duplicate obligation id 'O1'" in str(exc.value)
 
 
-def test_only_the_neighbourhood_is_loaded() -> None:
+def test_only_what_the_rules_can_use_is_loaded() -> None:
     chain = [ReconEdge(src=f"n{i}", dst=f"n{i + 1}", kind="calls") for i in range(50)]
     nodes = [ReconNode(id=f"n{i}", kind="function") for i in range(51)]
     nodes.append(ReconNode(id="tests.test_far.test_it", kind="test", file="tests/test_far.py"))
     ev = Evidence(recon=Recon(nodes=nodes, edges=chain))
     fs = prepare_facts([ob("O1", target="n0", validation="tests/test_far.py::test_it")], ev)
-    assert {e[0] for e in fs.facts["edge"]} == {"n0", "n1"}  # 2 hops, not 50
+    # n0 calls n1: a planned entity consuming something (consumes_recon); n1 -> n2 is used by
+    # no rule (neither end planned), nor is any entity fact of a plain function
+    assert fs.facts["edge"] == {("n0", "n1", "calls")}
+    assert not fs.facts.get("entity")
     assert fs.facts["test_exists"] == {("tests/test_far.py::test_it",)}  # named tests: any distance
-    assert fs.sources[("edge", ("n1", "n2", "calls"))] == ["evidence recon edge #1"]
+    assert fs.sources[("edge", ("n0", "n1", "calls"))] == ["evidence recon edge #0"]
     assert fs.sources[("targets", ("O1", "n0"))] == ["obligation O1 .target_entity"]
 
 
