@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from plan07.caps import ENTITY_MAX_CHARS
@@ -80,13 +80,12 @@ class _Index:
                     self.warnings.append(f"{m.file}:{d.line}: {d.qualname[:60]}...: name longer "
                                          f"than {ENTITY_MAX_CHARS} characters; skipped")
                     continue
-                if eid in self.defs:  # @overload stubs, or if/else twins: one entity
-                    prev = self.defs[eid][1]
-                    d.calls = prev.calls + d.calls
-                    d.by_name = prev.by_name + d.by_name
-                    d.refs = prev.refs + d.refs
-                    d.annotations = prev.annotations + d.annotations
-                    d.attr_types = {**prev.attr_types, **d.attr_types}
+                if eid in self.defs:  # @overload stubs, or if/else twins: one entity, merged
+                    prev = self.defs[eid][1]  # into a copy: the caller's facts stay as given
+                    d = replace(d, calls=prev.calls + d.calls, by_name=prev.by_name + d.by_name,
+                                refs=prev.refs + d.refs,
+                                annotations=prev.annotations + d.annotations,
+                                attr_types={**prev.attr_types, **d.attr_types})
                 self.defs[eid] = (m, d)
                 self.kind[eid] = d.kind
 
