@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,9 @@ from typing import Any
 STATE_ENV = "PLAN07_STATE"
 DEFAULT_STATE = Path("build") / "07-task-decomposition-planning"
 PLAN_FILE, STAMP_FILE, LOCK_FILE = "plan.json", "plan.json.sha256", "plan.lock"
-# plan07.caps.MAX_EDIT_FILES / MAX_TEST_CALLS, the PermittedActions defaults (checked likewise)
-MAX_EDIT_FILES, MAX_TEST_CALLS = 5, 10
+# plan07.caps.MAX_EDIT_FILES / MAX_TEST_CALLS, the PermittedActions defaults, and
+# ARTIFACT_MAX_BYTES, the most plan07 ever writes to plan.json (checked likewise)
+MAX_EDIT_FILES, MAX_TEST_CALLS, ARTIFACT_MAX_BYTES = 5, 10, 32 * 1024
 
 
 def _state_arg(argv: list[str]) -> tuple[bool, str | None]:
@@ -52,23 +54,40 @@ def _state_arg(argv: list[str]) -> tuple[bool, str | None]:
     return True, state
 
 
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most `limit` bytes, never following a symlink and
+    never blocking on a FIFO; None otherwise (the full CLI says what is wrong)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        return os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+
+
 def _read_plan(d: Path) -> dict[str, Any] | None:
     """plan.json as plan07 last wrote it (its stamp matches), read under the plan's lock."""
     import fcntl
 
     try:
-        fd = os.open(d / LOCK_FILE, os.O_RDONLY)
+        fd = os.open(d / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         fcntl.flock(fd, fcntl.LOCK_SH)
-        raw = (d / PLAN_FILE).read_bytes()
-        stamp = (d / STAMP_FILE).read_text("ascii").strip()
-    except (OSError, UnicodeDecodeError):
+        raw = _read_regular(d / PLAN_FILE, ARTIFACT_MAX_BYTES)
+        stamp = _read_regular(d / STAMP_FILE, 256)
+    except OSError:
         return None
     finally:
         os.close(fd)
-    if stamp != hashlib.sha256(raw).hexdigest():
+    if raw is None or stamp is None or len(raw) > ARTIFACT_MAX_BYTES:
+        return None
+    if stamp.decode("ascii", "replace").strip() != hashlib.sha256(raw).hexdigest():
         return None
     data = json.loads(raw.decode("utf-8"))
     return data if isinstance(data, dict) else None

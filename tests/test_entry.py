@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -49,8 +50,8 @@ def test_the_names_it_copies_agree_with_the_library() -> None:
     assert (entry.STATE_ENV, entry.DEFAULT_STATE) == (state.STATE_ENV, state.DEFAULT_STATE)
     assert (entry.PLAN_FILE, entry.STAMP_FILE, entry.LOCK_FILE) == (
         state.PLAN_FILE, state.STAMP_FILE, state.LOCK_FILE)
-    assert (entry.MAX_EDIT_FILES, entry.MAX_TEST_CALLS) == (caps.MAX_EDIT_FILES,
-                                                            caps.MAX_TEST_CALLS)
+    assert (entry.MAX_EDIT_FILES, entry.MAX_TEST_CALLS, entry.ARTIFACT_MAX_BYTES) == (
+        caps.MAX_EDIT_FILES, caps.MAX_TEST_CALLS, caps.ARTIFACT_MAX_BYTES)
     assert PermittedActions().model_dump() == {
         "read": True, "edit": True, "test": True,
         "bounds": {"max_edit_files": entry.MAX_EDIT_FILES,
@@ -115,6 +116,17 @@ def test_a_hand_edited_plan_goes_through_the_full_checks(planned: Path, tmp_path
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ")
     assert "corrupt plan" in proc.stderr
+
+
+def test_a_fifo_never_blocks_it(planned: Path, tmp_path: Path) -> None:
+    d = _copy(planned, tmp_path)
+    _full(["next", "--json", "--state", str(d)])
+    for name in ("plan.json", "plan.json.sha256", "plan.lock"):
+        e = tmp_path / name
+        shutil.copytree(d, e)
+        (e / name).unlink()
+        os.mkfifo(e / name)
+        assert entry.next_view(["next", "--json", "--state", str(e)]) is None
 
 
 def test_no_plan_is_the_full_cli_error(tmp_path: Path) -> None:
