@@ -150,7 +150,9 @@ class Planner:
         with state.lock(d):
             checkpoint.clear(d)  # a new plan in this state dir: older records are not ours
             gate.write_baseline(d, info, base)  # CP0: the content the baseline ran on
-            taken = checkpoint.record(d, artifact, artifact.checkpoints[0], check_owner=False,
+            # the plan state as plan.json will hold it: a large evidence bundle goes once to
+            # its sidecar, not into the CP0 record too (as at every later checkpoint)
+            taken = checkpoint.record(d, prepared.out, artifact.checkpoints[0], check_owner=False,
                                       tree=gate.git_tree(info.cp0_tree))
             if taken.git_ref != ref:
                 raise PlanStateError(f"the CP0 snapshot went to {taken.git_ref}, not {ref}")

@@ -269,18 +269,28 @@ class Restored:
 
 
 def reached(state_dir: Path) -> list[Reached]:
-    """Every recorded checkpoint, oldest first."""
+    """Every recorded checkpoint, oldest first (each with its plan state)."""
+    out = [Reached(seq, cp, PlanArtifact.model_validate(plan))
+           for seq, cp, plan, _ in _records(state_dir)]
+    return sorted(out, key=lambda r: r.seq)
+
+
+def _records(state_dir: Path) -> list[tuple[int, Checkpoint, dict[str, object], Path]]:
+    """(seq, checkpoint, the plan state as JSON, file) of every record; the plan is not built
+    into a model (what `record` and `planned_ref` need is the seq and the checkpoint)."""
     d = state_dir / CHECKPOINT_DIR
     out = []
     for f in sorted(d.glob("CP*.json")) if d.is_dir() else []:
         try:
             data = json.loads(f.read_text("utf-8"))
-            out.append(Reached(int(data["seq"]), Checkpoint.model_validate(data["checkpoint"]),
-                               PlanArtifact.model_validate(data["plan"])))
+            if not isinstance(data["plan"], dict):
+                raise TypeError("the plan state is not an object")
+            out.append((int(data["seq"]), Checkpoint.model_validate(data["checkpoint"]),
+                        data["plan"], f))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"corrupt checkpoint record: {exc}; delete it to fall back to an "
                              "earlier checkpoint", source=str(f)) from None
-    return sorted(out, key=lambda r: r.seq)
+    return out
 
 
 def _ref_exists(repo: Path, ref: str) -> bool:
@@ -298,7 +308,7 @@ def planned_ref(state_dir: Path, repo: Path | None, plan_id: str, cp_id: str) ->
     if repo is None or not is_git_tree(repo):
         return None
     ref = ref_name(plan_id, cp_id)
-    if _ref_exists(repo, ref) and ref not in {r.checkpoint.git_ref for r in reached(state_dir)}:
+    if _ref_exists(repo, ref) and ref not in {cp.git_ref for _, cp, _, _ in _records(state_dir)}:
         raise PlanStateError(
             f"checkpoint ref {ref} already exists in {repo} and belongs to another plan with "
             f"plan_id {plan_id!r}; plan again with a fresh plan_id (or delete the ref: "
@@ -319,7 +329,7 @@ def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint, *,
     ref = snapshot(Path(art.repo), art.plan_id, cp.id, keep=[state_dir], tree=tree) \
         if art.repo else None
     cp = cp.model_copy(update={"git_ref": ref})
-    seq = max((r.seq for r in reached(state_dir)), default=0) + 1
+    seq = max((r[0] for r in _records(state_dir)), default=0) + 1
     d = state_dir / CHECKPOINT_DIR
     d.mkdir(parents=True, exist_ok=True)
     plan = art.model_dump(mode="json", by_alias=True)

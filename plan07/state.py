@@ -172,14 +172,23 @@ def prepare(artifact: PlanArtifact) -> Prepared:
     spill_revs = artifact.revision_history[
         : max(0, len(artifact.revision_history) - caps.MAX_REVISIONS)
     ]
-    out = artifact.model_copy(deep=True)
+    # the evidence is shared, not copied (nothing here changes it; a deep copy of a large
+    # bundle cost more than the rest of the write)
+    evidence = artifact.evidence
+    out = artifact.model_copy(update={"evidence": None}).model_copy(deep=True)
+    out.evidence = evidence
     out.audit = out.audit[len(spill_audit) :]
     out.revision_history = out.revision_history[len(spill_revs) :]
     out.audit_overflow = _count(out.audit_overflow, AUDIT_OVERFLOW, len(spill_audit))
     out.revisions_overflow = _count(out.revisions_overflow, REVISIONS_OVERFLOW, len(spill_revs))
-    text = dumps(out)
+    # a bundle with more items than 32 KB holds at 16 bytes each cannot be inline: no need to
+    # render it there first (the text is the same either way)
+    hopeless = evidence is not None and 16 * (
+        len(evidence.recon.nodes) + len(evidence.recon.edges) + len(evidence.impact.edges)
+    ) > caps.ARTIFACT_MAX_BYTES
+    text = "" if hopeless else dumps(out)
     evidence_text = None
-    if len(text.encode()) > caps.ARTIFACT_MAX_BYTES and out.evidence is not None:
+    if (hopeless or len(text.encode()) > caps.ARTIFACT_MAX_BYTES) and out.evidence is not None:
         from plan07.sandbox import redact
 
         evidence_text = redact(out.evidence.model_dump_json(indent=1, exclude_defaults=True))
