@@ -72,8 +72,8 @@ def test_byte_for_byte_the_full_cli_along_a_plan(planned: Path, tmp_path: Path) 
             seen += 1
         # move the plan on: mark the handed-out node complete the way the gate does
         node_id = json.loads(first)["node_id"]
-        with state.transaction(d) as art:
-            for n in art.nodes:
+        with state.transaction(d) as tx:
+            for n in tx.art.nodes:
                 if n.id == node_id:
                     n.state = "complete"
         assert entry.next_view(["next", "--json", "--state", str(d)]) is None

@@ -1,0 +1,134 @@
+"""Row "ordering": plan07's backends against a clingo program of the same ladder and facts.
+
+    .venv/bin/python benchmarks/perf/ordering.py [--edges 10000] [--runs 5] [--sympy PATH]
+
+The case is benchmarks/engine.py's: 64 obligations whose targets are hubs of a recon graph of
+`--edges` edges (every edge within 2 hops of a hub), prepared into facts once. The floor is a
+clingo program of the same ladder with the same facts and nothing of plan07 around it: the
+rules' ASP text (written once, before the clock starts, exactly as a hand-written .lp of
+rules/ordering.dl reads), the facts printed as ASP text by a plain loop, one Control, ground,
+solve, the shown atoms read back as text. plan07 is `plan07.engine.evaluate(program, facts,
+engine)` on the same facts dict (the full model: every relation). CPU time, median of `--runs`
+interleaved runs. The three must agree on precedes, violation and role.
+
+With `--sympy PATH` the same is measured on the facts plan07 loads for the sympy benchmark plan
+(benchmarks/perf/requests/sympy.md, the builtin decomposition over plan07's own recon).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import common  # noqa: E402
+
+ANSWER = ("precedes", "violation", "role")
+
+
+def floor_program() -> tuple[str, object]:
+    """The ASP text of the ladder (rules and constants) and the program (for arities)."""
+    from plan07.engine import load_program
+    from plan07.engine.clingo_backend import translate
+
+    prog = load_program()
+    ar = prog.arities()
+    shows = "\n".join(f"#show {r}/{ar[r]}." for r in sorted(prog.derived()))
+    return translate(prog) + "\n" + shows + "\n", prog
+
+
+def _q(v: object) -> str:
+    if isinstance(v, int):
+        return str(v)
+    s = str(v)
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def floor(text: str, facts: dict) -> list[str]:  # type: ignore[type-arg]
+    import clingo
+
+    ctl = clingo.Control(["--warn=none"], logger=lambda _c, _m: None)
+    body = "\n".join(f"{rel}({','.join(map(_q, t))})." for rel, ts in facts.items() for t in ts)
+    ctl.add("base", [], text + body)
+    ctl.ground([("base", [])])
+    out: list[str] = []
+    ctl.solve(on_model=lambda m: out.extend(str(s) for s in m.symbols(shown=True)))
+    return out
+
+
+def answer_of_floor(atoms: list[str]) -> dict[str, set]:  # type: ignore[type-arg]
+    from plan07.engine.clingo_backend import _parse
+
+    out: dict[str, set] = {r: set() for r in ANSWER}  # type: ignore[type-arg]
+    for a in atoms:
+        rel, t = _parse(a)
+        if rel in out:
+            out[rel].add(t)
+    return out
+
+
+def measure(label: str, facts: dict, runs: int) -> None:  # type: ignore[type-arg]
+    from plan07.engine import evaluate, load_program
+
+    text, _ = floor_program()
+    prog = load_program()
+    n_facts = sum(len(v) for v in facts.values())
+    models = {e: evaluate(prog, facts, e) for e in ("clingo", "pydatalog")}
+    want = answer_of_floor(floor(text, facts))
+    agree = all({r: models[e][r] for r in ANSWER} == want for e in models)
+    t = common.side_by_side({
+        "floor": lambda: floor(text, facts),
+        "clingo": lambda: evaluate(prog, facts, "clingo"),
+        "pydatalog": lambda: evaluate(prog, facts, "pydatalog"),
+    }, runs)
+    print(f"{label}: {n_facts} facts ({len(facts.get('edge', ()))} edge), "
+          f"{len(want['precedes'])} precedes, {len(want['violation'])} violations; "
+          f"floor and both backends agree: {agree}")
+    print(f"  CPU ms (median of {runs}): floor {t['floor'] * 1e3:.1f}, "
+          f"clingo {t['clingo'] * 1e3:.1f}, pydatalog {t['pydatalog'] * 1e3:.1f}")
+    if not agree:
+        raise SystemExit("error: the backends and the floor disagree")
+    extra = {"case": label, "floor_ms": round(t["floor"] * 1e3, 1), "facts": n_facts}
+    common.result(f"ordering ({label})", "clingo backend / floor", t["clingo"] / t["floor"],
+                  1.2, plan07_ms=round(t["clingo"] * 1e3, 1), **extra)
+    common.result(f"ordering ({label})", "pyDatalog backend / floor",
+                  t["pydatalog"] / t["floor"], 3.0, plan07_ms=round(t["pydatalog"] * 1e3, 1),
+                  **extra)
+
+
+def sympy_facts(repo: Path, cache: Path) -> dict:  # type: ignore[type-arg]
+    from plan07.canonicalize import canonicalize
+    from plan07.decompose import decompose
+    from plan07.llm import make_client
+    from plan07.obliggraph import prepare_facts
+
+    ev = common.evidence("sympy", repo, cache)
+    dec = decompose(canonicalize(common.request_text("sympy")), ev, make_client("builtin"))
+    return prepare_facts(dec.obligations, ev).facts
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--edges", default="10000", help="comma-separated edge counts")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--sympy", type=Path, default=None)
+    ap.add_argument("--cache", type=Path, default=common.DEFAULT_CACHE)
+    args = ap.parse_args(argv)
+    from engine import make_case  # benchmarks/engine.py
+
+    from plan07.obliggraph import prepare_facts
+
+    print(common.load_avg())
+    for n in (int(x) for x in args.edges.split(",")):
+        obs, ev = make_case(n)
+        measure(f"64 obligations x {n} edges", prepare_facts(obs, ev).facts, args.runs)
+    if args.sympy:
+        measure("sympy plan", sympy_facts(args.sympy.resolve(), args.cache), args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

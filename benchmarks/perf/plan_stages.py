@@ -1,0 +1,164 @@
+"""Row "`plan` with evidence": each stage of planning a real repository, and the checkpoint
+records it leaves.
+
+    .venv/bin/python benchmarks/perf/plan_stages.py --click PATH --sphinx PATH --sympy PATH
+
+For each checkout: `Planner.create` of its benchmark request (builtin decomposer, plan07's own
+evidence of the checkout) in a fresh child process, each stage's CPU time taken by wrapping the
+library functions the pipeline calls (canonicalize, decompose, derive_order, neighbourhood,
+state.prepare / state.write, checkpoint.record), the peak RSS, the sizes written. Printed per
+repository, and per 10k evidence edges (a linear stage has a flat per-edge cost across the three
+repositories).
+
+Ratios:
+  state writes   = state.prepare + state.write / the floor of writing the same plan with its
+                   evidence once (one JSON dump of the evidence, one of the plan, written);
+  checkpoint     = the CP0 record's bytes / plan.json's bytes (the plan state);
+  records read   = CPU of recording checkpoint 9 / recording checkpoint 1 (git snapshot off:
+                   does a later checkpoint re-read the earlier records?).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+
+STAGES = [  # (module, function): whichever exist in this version of plan07
+    ("plan07.canonicalize", "canonicalize"),
+    ("plan07.decompose", "decompose"),
+    ("plan07.obliggraph", "derive_order"),
+    ("plan07.evidence", "neighbourhood"),
+    ("plan07.state", "prepare"),
+    ("plan07.state", "write"),
+    ("plan07.checkpoint", "record"),
+]
+
+
+def _wrap(times: dict[str, float]) -> None:
+    import importlib
+
+    for mod_name, fn_name in STAGES:
+        mod = importlib.import_module(mod_name)
+        fn = getattr(mod, fn_name, None)
+        if fn is None:
+            continue
+
+        def timed(*a: Any, __fn: Any = fn, __k: str = fn_name, **kw: Any) -> Any:
+            t = time.process_time()
+            try:
+                return __fn(*a, **kw)
+            finally:
+                times[__k] = times.get(__k, 0.0) + time.process_time() - t
+
+        setattr(mod, fn_name, timed)
+
+
+def one(name: str, repo: Path, cache: Path, work: Path) -> dict[str, Any]:
+    """Plan `repo` in this process; the stage times, sizes and the state-write floor."""
+    ev = common.evidence(name, repo, cache)
+    times: dict[str, float] = {}
+    _wrap(times)
+    from plan07 import checkpoint, state
+    from plan07.api import Planner
+
+    state_dir = work / f"state-{name}"
+    subprocess.run(["git", "-C", str(repo), "for-each-ref", "--format=%(refname)",
+                    "refs/plan07/perf-stages/"], check=False, capture_output=True)
+    subprocess.run(["git", "-C", str(repo), "update-ref", "-d", "refs/plan07/perf-stages/CP0"],
+                   check=False, capture_output=True)
+    t = time.process_time()
+    Planner.create(common.request_text(name), repo=repo, evidence=ev, state_dir=state_dir,
+                   plan_id="perf-stages")
+    total = time.process_time() - t
+    subprocess.run(["git", "-C", str(repo), "update-ref", "-d", "refs/plan07/perf-stages/CP0"],
+                   check=False, capture_output=True)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    plan_bytes = (state_dir / "plan.json").stat().st_size
+    ev_file = state_dir / "evidence.json"
+    cp0 = state_dir / "checkpoints" / "CP0.json"
+    # the floor of the state write: the plan's evidence dumped once, the plan once, written
+    art = state.load(state_dir)
+    kept = state.evidence_of(state_dir, art)
+    c = time.process_time()
+    (work / "floor-evidence.json").write_text(kept.model_dump_json(exclude_defaults=True))
+    (work / "floor-plan.json").write_text(art.model_dump_json())
+    floor = time.process_time() - c
+    # later checkpoints: recorded with the git snapshot off, does the 9th cost what the 1st does?
+    bare = art.model_copy(update={"repo": None})
+    rec = []
+    for i in range(1, 10):
+        cp = art.checkpoints[0].model_copy(update={"id": f"CP{100 + i}"})
+        c = time.process_time()
+        checkpoint.record(state_dir, bare, cp, check_owner=False)
+        rec.append(time.process_time() - c)
+    return {"name": name, "edges": len(ev.recon.edges), "nodes": len(ev.recon.nodes),
+            "obligations": len(art.nodes), "total_s": total, "stages": times, "rss_mib": rss,
+            "plan_bytes": plan_bytes, "evidence_bytes": ev_file.stat().st_size
+            if ev_file.exists() else 0, "cp0_bytes": cp0.stat().st_size,
+            "state_write_s": times.get("prepare", 0) + times.get("write", 0),
+            "state_floor_s": floor, "record_first_s": rec[0], "record_ninth_s": rec[-1]}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    common.repo_args(ap)
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        with tempfile.TemporaryDirectory(prefix="plan07-stages-") as tmp:
+            out = one(args.one, getattr(args, args.one).resolve(), args.cache, Path(tmp))
+        print("ONE " + json.dumps(out))
+        return 0
+    print(common.load_avg())
+    rows = []
+    for name, repo in common.repos(args):
+        proc = subprocess.run([sys.executable, __file__, "--one", name, f"--{name}", str(repo),
+                               "--cache", str(args.cache)], capture_output=True, text=True,
+                              check=True)
+        line = next(x for x in proc.stdout.splitlines() if x.startswith("ONE "))
+        rows.append(json.loads(line[4:]))
+    for r in rows:
+        st = r["stages"]
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in st.items())
+        per = ", ".join(f"{k} {v / r['edges'] * 1e4:.3f}" for k, v in st.items())
+        print(f"{r['name']}: {r['obligations']} obligations, {r['edges']} edges; plan CPU "
+              f"{r['total_s']:.2f} s, peak RSS {r['rss_mib']:.0f} MiB; stages (s): {parts}")
+        print(f"  per 10k edges (s): {per}")
+        print(f"  plan.json {r['plan_bytes']} B, evidence.json {r['evidence_bytes']} B, CP0 record"
+              f" {r['cp0_bytes']} B; checkpoint record CPU: 1st {r['record_first_s'] * 1e3:.1f}"
+              f" ms, 9th {r['record_ninth_s'] * 1e3:.1f} ms")
+        extra = {"edges": r["edges"], "plan_s": round(r["total_s"], 2),
+                 "rss_mib": round(r["rss_mib"]),
+                 "stages_s": {k: round(v, 3) for k, v in st.items()}}
+        common.result(f"plan with evidence ({r['name']})",
+                      "state.prepare + write / one dump of the plan and its evidence",
+                      r["state_write_s"] / max(r["state_floor_s"], 1e-6), 1.5, **extra)
+        common.result(f"checkpoint records ({r['name']})", "CP0 record bytes / plan.json bytes",
+                      r["cp0_bytes"] / r["plan_bytes"], 1.5, cp0_bytes=r["cp0_bytes"],
+                      plan_bytes=r["plan_bytes"], evidence_bytes=r["evidence_bytes"])
+        common.result(f"checkpoint records ({r['name']})",
+                      "recording checkpoint 9 / recording checkpoint 1",
+                      r["record_ninth_s"] / max(r["record_first_s"], 1e-6), 1.5)
+    if len(rows) > 1:
+        small, big = rows[0], rows[-1]
+        for k in big["stages"]:
+            a = small["stages"].get(k, 0) / small["edges"]
+            b = big["stages"][k] / big["edges"]
+            print(f"  {k}: per-edge cost {big['name']} / {small['name']} = "
+                  f"{b / a if a else float('nan'):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
