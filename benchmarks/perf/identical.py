@@ -112,12 +112,15 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if args.compare:
         a, b = (json.loads(p.read_text()) for p in args.compare)
-        diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        both = set(a) & set(b)
+        diff = sorted(k for k in both if a[k] != b[k])
         for k in diff:
-            print(f"DIFFERS {k}: {a.get(k)} != {b.get(k)}")
-        print(f"{len(set(a) & set(b))} items compared, {len(diff)} differ")
-        common.result("results unchanged", "items that differ / items", len(diff) / max(len(a), 1),
-                      0.0, compared=len(set(a) & set(b)), differ=diff)
+            print(f"DIFFERS {k}: {a[k]} != {b[k]}")
+        only = sorted(set(a) ^ set(b))
+        print(f"{len(both)} items compared, {len(diff)} differ"
+              + (f"; in one file only: {', '.join(only)}" if only else ""))
+        common.result("results unchanged", "items that differ / items compared",
+                      len(diff) / max(len(both), 1), 0.0, compared=sorted(both), differ=diff)
         return 1 if diff else 0
     if args.code:
         _use_code(args.code)
