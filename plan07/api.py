@@ -1,10 +1,9 @@
 """The library API a harness drives: `Planner` (plan, next, report, complete, feedback, rollback,
 resume) and the `PLAN` feature flag router (§8).
 
-`Planner` is a thin transaction shell: each method takes the plan's lock, loads plan.json, runs
-one pure step of plan07.transitions over it, and saves it when it changed (`state.transaction`).
-The effects (the gate's check, the scoped model call) run outside the lock, between two
-transactions; the rules, the checkpoint snapshots and the state files are the other I/O.
+`Planner` is a thin transaction shell: each method takes the plan's lock, loads plan.json, runs one
+pure step of plan07.transitions over it, and saves it when it changed (`state.transaction`). The
+effects (the gate's check, a scoped model call) run outside the lock, between two transactions.
 """
 
 from __future__ import annotations
@@ -150,8 +149,7 @@ class Planner:
         with state.lock(d):
             checkpoint.clear(d)  # a new plan in this state dir: older records are not ours
             gate.write_baseline(d, info, base)  # CP0: the content the baseline ran on
-            # the plan state as plan.json will hold it: a large evidence bundle goes once to
-            # its sidecar, not into the CP0 record too (as at every later checkpoint)
+            # the plan state as plan.json holds it (a large evidence bundle in its sidecar)
             taken = checkpoint.record(d, prepared.out, artifact.checkpoints[0], check_owner=False,
                                       tree=gate.git_tree(info.cp0_tree))
             if taken.git_ref != ref:
