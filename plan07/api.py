@@ -218,14 +218,14 @@ class Planner:
 
     def next(self) -> DriverView | None:
         """§3.4: the single actionable obligation (the one handed out, until it completes);
-        None when nothing is left to hand out: the plan is done, or waits on a failed node whose
-        replans are spent. Then `termination_blockers()` says whether the plan may terminate."""
+        None when nothing is left to hand out (then see `termination_blockers()`)."""
         from plan07 import driver
 
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=A.now())
-            return None if node is None else driver.view(
+            tx.view = None if node is None else driver.view(
                 node, tx.art.requirement, digest=transitions.digest_of(tx.art, node))
+            return tx.view
 
     def report_edit(self, node_id: str, path: str | Path) -> None:
         """The harness edited `path` for `node_id` (the handed-out node); a 6th file is refused."""

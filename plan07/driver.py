@@ -95,6 +95,11 @@ def as_data(v: DriverView) -> dict[str, Any]:
     return v.model_dump(mode="json", exclude_none=True)
 
 
+def as_text(v: DriverView) -> str:
+    """What `plan07 next --json` prints for the view."""
+    return json.dumps(as_data(v), indent=2, ensure_ascii=False) + "\n"
+
+
 def model_context(v: DriverView) -> str:
     """The serialized view a model reads: the DriverView and nothing else."""
     return json.dumps(as_data(v), indent=2, sort_keys=True)

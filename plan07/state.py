@@ -26,7 +26,7 @@ from typing import Any
 
 from plan07 import caps
 from plan07.errors import InputError
-from plan07.model import AuditRow, Evidence, LogOverflow, PlanArtifact, Revision
+from plan07.model import AuditRow, DriverView, Evidence, LogOverflow, PlanArtifact, Revision
 
 STATE_ENV = "PLAN07_STATE"
 DEFAULT_STATE = Path("build") / "07-task-decomposition-planning"
@@ -34,6 +34,7 @@ PLAN_FILE = "plan.json"
 LOCK_FILE = "plan.lock"
 EVIDENCE_FILE = "evidence.json"
 EVIDENCE_STAMP = "evidence.json.sha256"  # digest of the evidence sidecar save() wrote
+VIEW_FILE = "next.json"  # the handed-out node's view as printed, keyed by plan.json's digest
 STAMP_FILE = "plan.json.sha256"  # digest of the bytes save() last wrote (validated on the way)
 AUDIT_OVERFLOW = "audit.overflow.jsonl"
 REVISIONS_OVERFLOW = "revisions.overflow.jsonl"
@@ -283,6 +284,7 @@ class Transaction:
 
     def __init__(self, art: PlanArtifact) -> None:
         self.art = art
+        self.view: DriverView | None = None  # a hand-out's view: saved to VIEW_FILE
 
 
 @contextmanager
@@ -295,6 +297,20 @@ def transaction(d: Path) -> Iterator[Transaction]:
         yield tx
         if tx.art != before:
             save(d, tx.art)
+        if tx.view is not None:
+            write_view(d, tx.view)
+
+
+def write_view(d: Path, view: DriverView) -> None:
+    """VIEW_FILE: what `plan07 next --json` prints for `view` (redacted), keyed by the digest of
+    plan.json as it is now, under the lock. While plan.json keeps those bytes, `next` would print
+    exactly this again; plan07.entry answers from it without loading the plan."""
+    from plan07.driver import as_text
+    from plan07.sandbox import redact
+
+    text = as_text(view)
+    key = hashlib.sha256((d / PLAN_FILE).read_bytes()).hexdigest()
+    write_atomic(d / VIEW_FILE, json.dumps({"plan_sha256": key, "text": redact(text)}))
 
 
 def full_audit(d: Path, artifact: PlanArtifact) -> list[AuditRow]:

@@ -17,7 +17,6 @@ import pytest
 from plan07 import caps, entry, state
 from plan07.api import Planner
 from plan07.cli import main as cli_main
-from plan07.model import PermittedActions
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "session_timeout"
 
@@ -48,14 +47,9 @@ def _copy(planned: Path, tmp_path: Path) -> Path:
 
 def test_the_names_it_copies_agree_with_the_library() -> None:
     assert (entry.STATE_ENV, entry.DEFAULT_STATE) == (state.STATE_ENV, state.DEFAULT_STATE)
-    assert (entry.PLAN_FILE, entry.STAMP_FILE, entry.LOCK_FILE) == (
-        state.PLAN_FILE, state.STAMP_FILE, state.LOCK_FILE)
-    assert (entry.MAX_EDIT_FILES, entry.MAX_TEST_CALLS, entry.ARTIFACT_MAX_BYTES) == (
-        caps.MAX_EDIT_FILES, caps.MAX_TEST_CALLS, caps.ARTIFACT_MAX_BYTES)
-    assert PermittedActions().model_dump() == {
-        "read": True, "edit": True, "test": True,
-        "bounds": {"max_edit_files": entry.MAX_EDIT_FILES,
-                   "max_test_calls": entry.MAX_TEST_CALLS}}
+    assert (entry.PLAN_FILE, entry.VIEW_FILE, entry.LOCK_FILE) == (
+        state.PLAN_FILE, state.VIEW_FILE, state.LOCK_FILE)
+    assert entry.ARTIFACT_MAX_BYTES == caps.ARTIFACT_MAX_BYTES
 
 
 def test_byte_for_byte_the_full_cli_along_a_plan(planned: Path, tmp_path: Path) -> None:
@@ -121,7 +115,7 @@ def test_a_hand_edited_plan_goes_through_the_full_checks(planned: Path, tmp_path
 def test_a_fifo_never_blocks_it(planned: Path, tmp_path: Path) -> None:
     d = _copy(planned, tmp_path)
     _full(["next", "--json", "--state", str(d)])
-    for name in ("plan.json", "plan.json.sha256", "plan.lock"):
+    for name in ("plan.json", "next.json", "plan.lock"):
         e = tmp_path / name
         shutil.copytree(d, e)
         (e / name).unlink()
