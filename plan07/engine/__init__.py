@@ -53,20 +53,20 @@ def load_program(path: Path | None = None) -> Program:
     prog = _cache.get(mem_key)
     if prog is not None:
         return prog
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        from plan07.errors import RuleError
+    from plan07.boundedio import read_text
+    from plan07.errors import RuleError
 
-        raise RuleError(f"cannot read rule file: {exc.strerror or exc}", file=str(p),
-                        line=0) from None
-    k = cache.key(p, data)
+    try:
+        text = read_text(p, what="rule file")
+    except InputError as exc:  # missing, a FIFO, a directory, too big, not UTF-8 (binary)
+        raise RuleError(exc.problem, file=str(p), line=0) from None
+    k = cache.key(p, text.encode("utf-8"))
     prog = cache.get(k)
     if prog is None:
         from plan07.engine.parser import parse
         from plan07.engine.strata import stratify
 
-        prog = parse(data.decode("utf-8"), file=str(p))
+        prog = parse(text, file=str(p))
         stratify(prog)  # unstratifiable negation is a RuleError, before any backend runs
         cache.put(k, prog)
     _cache[mem_key] = prog
