@@ -74,14 +74,47 @@ def static(task: Task, k: int, repo: Path, failure: str | None = None,
             f"## do\nStep {k + 1} only: {obligation_line(s.obligation)}\n")
 
 
+# the view's fields in the order an executor reads them; any field not named here is rendered
+# after them as `name: value`, so a field the view gains is never dropped from the prompt
+_VIEW_ORDER = ("goal", "caused_by", "evidence", "criteria", "required_validation", "check",
+               "failure_digest")
+
+
+def _value(v: object) -> str:
+    if isinstance(v, list):
+        return "; ".join(str(x) for x in v)
+    if isinstance(v, dict):
+        return json.dumps(v, separators=(",", ":"))
+    return str(v)
+
+
+def view_text(view: DriverView) -> str:
+    """The typed driver view as one `field: value` line per field (what `plan07 next` prints),
+    not indented JSON: every field and value of the view, empty ones left out. The head line
+    is the §3.4 triple; preconditions and permitted actions are one line each."""
+    d = view.model_dump(mode="json", exclude_none=True)
+    lines = [f"{d.pop('node_id')}: {d.pop('obligation')} {d.pop('target_entity')}"]
+    pre = d.pop("preconditions")
+    if pre:
+        lines.append("preconditions: " + ", ".join(f"{k} {v}" for k, v in pre.items()))
+    pa = d.pop("permitted_actions")
+    bounds = pa.pop("bounds", {})
+    may = [k for k, v in pa.items() if v is True]
+    lines.append("permitted: " + ", ".join(may) + "".join(f"; {k} {v}" for k, v in
+                                                           bounds.items()))
+    for k in (*_VIEW_ORDER, *sorted(set(d) - set(_VIEW_ORDER))):
+        if d.get(k) not in (None, "", [], {}):
+            lines.append(f"{k}: {_value(d[k])}")
+    return "\n".join(lines)
+
+
 def plan07(view: DriverView, files: list[str], repo: Path, failure: str | None = None, *,
            typed: bool = True, request: str = "", schedule: str = "") -> str:
     """The driver view (typed) or, with typed artifacts ablated, the raw request and the
     obligation as prose; with the externalized plan ablated, the schedule rides in the prompt.
     A retry's failure line: the view's own digest when the planner gave one, else `failure`."""
     if typed:
-        typed_view = view.model_dump(mode="json", exclude_none=True)
-        head = f"## obligation\n{json.dumps(typed_view, indent=1)}\n"
+        head = f"## obligation\n{view_text(view)}\n"
         if view.failure_digest:
             failure = None  # the typed view carries it (plan07.retry's digest)
     else:
