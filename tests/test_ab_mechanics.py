@@ -158,3 +158,19 @@ def test_revision_trigger_feeds_broken_tests_as_impact_feedback(
         (edge,) = fb.impact_edges  # type: ignore[attr-defined]
         assert (edge.src, edge.dst) == ("pkg.core.fmt", "tests.w0.test_a.test_x")
     assert _test_entity("tests/a/test_b.py::test_c[1]") == "tests.a.test_b.test_c"
+
+
+@pytest.mark.parametrize("name", ["static", "plan07"])
+def test_a_validate_step_with_nothing_to_fix_makes_no_model_call(
+        tmp_path: Path, checker: Checker, name: str) -> None:
+    task = next(t for t in (generate_task(2, i, size=3) for i in range(40))
+                if any(s.obligation.obligation == "validate" for s in t.steps))
+    validate = {s.id for s in task.steps if s.obligation.obligation == "validate"}
+    r = run(name, task, tmp_path, checker, FaultConfig(enabled=False))
+    assert r.resolved, r.note
+    called = [c for c in r.call_log if not c.get("check_only")]
+    checked = [c for c in r.call_log if c.get("check_only")]
+    assert {o for c in checked for o in c["asked"]} == validate
+    assert all(c["tokens"] == 0 for c in checked)
+    assert not validate & {o for c in called for o in c["asked"]}
+    assert r.calls == len(called) == len(task.steps) - len(validate)

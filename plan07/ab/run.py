@@ -129,6 +129,16 @@ class Session:
         r.faults_hit += reply.faults
         return reply
 
+    def check_only(self, oid: str) -> Reply:
+        """A validate obligation handed out with no failure to fix: there is nothing to edit,
+        so no model call -- its check runs on the repo as it stands (both decomposed
+        strategies; a monolithic prompt has no steps). It counts as an execution, so a model
+        call after its check failed is a retry, within the bound."""
+        self.result.call_log.append({"asked": [oid], "tokens": 0, "retry": False,
+                                     "check_only": True})
+        self.executed[oid] += 1
+        return Reply([], 0, 0, "")
+
     def plan_call(self, prompt: int, completion: int, *, retry: bool,
                   alt: int | None = None) -> None:
         """A planning model call (decomposition); a replan after a failure is a retry. `alt`:

@@ -5,6 +5,8 @@ monolithic  one prompt, all edits at once, validated at the end; a failure re-ru
             prompt (after undoing its edits).
 static      the obligation list as a fixed chain, run in listed order with no runtime state,
             validated at the end; a failure at step k re-runs step k and every step after it.
+            A validate step with no failure to fix makes no model call (Session.check_only),
+            as in plan07.
 plan07      plan07.Planner drives it: one obligation via .next(), the local gate .complete(),
             scoped replan of the failed node and its true dependents (plan07.ab.planned).
 
@@ -25,7 +27,7 @@ from plan07.ab.checker import Checker
 from plan07.ab.edits import Applied, revert_all
 from plan07.ab.executors import Executor
 from plan07.ab.run import Ablation, RunResult, Session
-from plan07.ab.tasks import Task
+from plan07.ab.tasks import GoldStep, Task
 
 STRATEGIES = ("monolithic", "static", "plan07")
 
@@ -33,6 +35,11 @@ STRATEGIES = ("monolithic", "static", "plan07")
 def _why(session: Session, ks: list[int]) -> str:
     steps = [session.task.visible[k] for k in ks[:3]]
     return "; ".join(f"{s.id} check {s.obligation.validation} failed" for s in steps)
+
+
+def _check_only(step: GoldStep, failed: bool, extra: list[str]) -> bool:
+    """A validate step with no failure to fix and nothing else asked needs no model call."""
+    return step.obligation.obligation == "validate" and not failed and not extra
 
 
 def run_monolithic(task: Task, repo: Path, executor: Executor, checker: Checker,
@@ -65,9 +72,12 @@ def run_static(task: Task, repo: Path, executor: Executor, checker: Checker,
         r = None
         for k in range(start, n):
             extra = list(task.hidden) if k == start and failure and hidden_at is None else []
-            applied[k] = s.apply(s.call(contexts.static(task, k, repo, failure if k == start
-                                                        else None, extra),
-                                        [steps[k].id] + extra))
+            if _check_only(steps[k], k == start and failure is not None, extra):
+                applied[k] = s.apply(s.check_only(steps[k].id))
+            else:
+                applied[k] = s.apply(s.call(contexts.static(task, k, repo, failure if k == start
+                                                            else None, extra),
+                                            [steps[k].id] + extra))
             hidden_at = k if extra else hidden_at
             r = s.step_done()
         r = r or s.check()
