@@ -63,6 +63,7 @@ class Planner:
     def __init__(self, state_dir: Path, client: LLMClient | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.client = client  # the model client for scoped re-decomposition (None: art.llm)
+        self.restored: Restored | None = None  # what the last rollback/resume did
 
     # -----------------------------------------------------------------------------------------
     # construction
@@ -145,23 +146,30 @@ class Planner:
         # file, lock or ref, and an older plan in `d` whole
         ref = checkpoint.planned_ref(d, repo.resolve(), artifact.plan_id, cp0.id)
         artifact.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
+        artifact.checkpoint_seq, artifact.epoch = 1, 0  # CP0 is record 1; nothing handed out
         prepared = state.prepare(artifact)  # refused (cap named) here, nothing written yet
         with state.lock(d):
-            checkpoint.clear(d)  # a new plan in this state dir: older records are not ours
+            # issue 15: an older plan here stays whole until the new plan.json is written (its
+            # records live under their own plan id); a half-written new plan is discarded by
+            # the next command (`checkpoint.recover`), never adopted
+            older = _load_or_none(d)
+            if older is not None:
+                checkpoint.recover(d, older)
             gate.write_baseline(d, info, base)  # CP0: the content the baseline ran on
             # the plan state as plan.json holds it (a large evidence bundle in its sidecar)
-            taken = checkpoint.record(d, prepared.out, artifact.checkpoints[0], check_owner=False,
-                                      tree=gate.git_tree(info.cp0_tree))
-            if taken.git_ref != ref:
+            taken, seq = checkpoint.record(d, prepared.out, artifact.checkpoints[0],
+                                           check_owner=False, seq=1,
+                                           tree=gate.git_tree(info.cp0_tree))
+            if taken.git_ref != ref or seq != 1:
                 raise PlanStateError(f"the CP0 snapshot went to {taken.git_ref}, not {ref}")
-            state.write(d, artifact, prepared)
-            # sidecars of a plan this one replaced (only after the save, so a refused plan
-            # leaves the old one whole)
-            used = {artifact.evidence_file} | {
-                o.file for o in (artifact.audit_overflow, artifact.revisions_overflow) if o}
-            for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW, state.EVIDENCE_FILE):
+            state.write(d, artifact, prepared)  # the commit point: plan.json names the new plan
+            # what the plan this one replaced kept beside it (only after the save)
+            checkpoint.clear_other_plans(d, artifact.plan_id)
+            used = {o.file for o in (artifact.audit_overflow, artifact.revisions_overflow) if o}
+            for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW):
                 if stale not in used:
                     (d / stale).unlink(missing_ok=True)
+            state.drop_evidence_except(d, {artifact.evidence_file})
         return planner
 
     @classmethod
@@ -250,26 +258,30 @@ class Planner:
                              f"{caps.CHECK_TIMEOUT_MAX_S:g}", field="--timeout",
                              cap=f"CHECK_TIMEOUT_MAX_S {caps.CHECK_TIMEOUT_MAX_S:g}")
         run = transitions.gate_run(self.artifact, node_id)  # refused before anything is written
-        if run.reserved:
-            with state.transaction(self.state_dir) as tx:
-                transitions.reserve(tx.art, run)
+        if not run.repo.is_dir():  # refused before anything is written too (issue 15)
+            raise InputError("repository directory not found", field="repo",
+                             source=str(run.repo))
+        with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
+            epoch = transitions.reserve(tx.art, run)
         try:
             # §3.3 step 4: the checkpoint certifies the content the check ran on (plan07.gate)
             verdict, tree = gate.checked_run(self.artifact, self.state_dir, run, timeout=timeout)
         except BaseException:
             with state.transaction(self.state_dir) as tx:
-                transitions.refund(tx.art, node_id, run.reserved)
+                if tx.art.epoch == epoch:
+                    transitions.refund(tx.art, node_id, run.reserved)
             raise
         with state.transaction(self.state_dir) as tx:
             art = tx.art
             settled = transitions.settle(art, run, verdict, self._evidence(art), time=A.now(),
-                                         tree=tree)
+                                         tree=tree, epoch=epoch)
             for cp in settled.reached:
                 self._on_checkpoint(art, cp, tree=tree)
         if settled.stale:
             raise PlanStateError(
-                f"obligation {node_id!r} was settled by another process while its check ran; "
-                "this verdict is discarded: run `plan07 next`", reason="stale", node=node_id,
+                f"obligation {node_id!r} was settled, or handed out again (a resume, a "
+                "rollback), by another process while its check ran; this verdict is discarded "
+                "and nothing was recorded: run `plan07 next`", reason="stale", node=node_id,
             )
         if settled.replan is not None:
             self._replan(settled.replan, verdict, tx.art)
@@ -327,6 +339,7 @@ class Planner:
 
         current = self.artifact  # refused before the lock is taken or anything is written
         check_feedback(A.obligations_of(current), self._evidence(current), fb)
+        transitions.refuse_falsifying_complete(current, fb)
         with state.transaction(self.state_dir) as tx:
             art = tx.art
             rev = transitions.revise_feedback(art, fb, self._evidence(art), time=A.now())
@@ -351,11 +364,15 @@ class Planner:
         return self.next()
 
     def _return_to(self, to: str | None, *, files_required: bool, event: str) -> Restored:
+        """Write-ahead (issue 15): the files are restored first (whatever the restore overwrites
+        or removes is saved before, stash-like: `checkpoint.preserve`), then plan.json commits
+        the return (`checkpoint_seq` = the target's seq), and only then are the later records
+        and their refs dropped; a kill anywhere leaves a state `resume` continues from."""
         from plan07 import checkpoint
 
         with state.transaction(self.state_dir) as tx:
             art = tx.art
-            records = checkpoint.reached(self.state_dir)
+            records = checkpoint.reached(self.state_dir, art.plan_id, upto=art.checkpoint_seq)
             target = checkpoint.pick(records, to)
             cp, repo = target.checkpoint, Path(art.repo) if art.repo else None
             if files_required and cp.git_ref is None:
@@ -364,14 +381,27 @@ class Planner:
                     "is not a git work tree (no snapshot was taken at "
                     f"{cp.id}); restore the files yourself, or `git init` before planning")
             removed: list[str] = []
+            saved: str | None = None
             if cp.git_ref is not None and repo is not None:
-                removed = checkpoint.restore(repo, cp.git_ref, keep=[self.state_dir])
-            checkpoint.forget(self.state_dir, repo, [r for r in records if r.seq > target.seq])
+                source = target.source or cp.git_ref
+                saved = checkpoint.preserve(repo, art.plan_id, source, keep=[self.state_dir])
+                removed = checkpoint.restore(repo, cp.git_ref, keep=[self.state_dir],
+                                             commit=target.commit)
             files = (f"files restored from {cp.git_ref}" + (f", removed {', '.join(removed)}"
                                                              if removed else "")
                      if cp.git_ref else "files not restored (not a git work tree)")
-            tx.art = transitions.returned(art, target.plan, cp, event, files, time=A.now())
-            return checkpoint.Restored(cp.id, cp.git_ref, removed)
+            if saved:
+                files += f"; what the restore replaced is saved in {saved}"
+            tx.art = transitions.returned(art, target.plan, cp, event, files, time=A.now(),
+                                          seq=target.seq)
+            later = [r for r in records if r.seq > target.seq]
+            kept = [r for r in records if r.seq <= target.seq]
+        # after the commit point: the later records go, their refs first
+        checkpoint.forget(self.state_dir, repo, later, keep=kept)
+        state.drop_evidence_except(self.state_dir, {tx.art.evidence_file, *(
+            r.plan.evidence_file for r in kept)})
+        self.restored = checkpoint.Restored(cp.id, cp.git_ref, removed, saved)
+        return self.restored
 
     # -----------------------------------------------------------------------------------------
     # effects
@@ -393,7 +423,21 @@ class Planner:
         from plan07 import checkpoint, gate
 
         A.record(art, cp.id, "checkpoint", A.checkpoint_trace(cp), time=A.now())
-        ref = checkpoint.record(self.state_dir, art, cp, tree=gate.git_tree(tree)).git_ref
+        # write-ahead (issue 15): the record, then its ref; plan.json, saved by the caller's
+        # transaction with the record's seq, is the commit point
+        taken, art.checkpoint_seq = checkpoint.record(self.state_dir, art, cp,
+                                                      tree=gate.git_tree(tree))
+        ref = taken.git_ref
         for i, c in enumerate(art.checkpoints):
             if c.id == cp.id:
                 art.checkpoints[i] = c.model_copy(update={"git_ref": ref})
+
+
+def _load_or_none(d: Path) -> PlanArtifact | None:
+    """The plan in `d`, or None when there is none (or it cannot be read)."""
+    if not state.exists(d):
+        return None
+    try:
+        return state.load(d)
+    except Plan07Error:
+        return None

@@ -180,7 +180,9 @@ def node(art: PlanArtifact, node_id: str) -> PlanNode:
     for n in art.nodes:
         if n.id == node_id:
             return n
-    raise PlanStateError(f"no obligation {node_id!r} in the plan; it has "
+    shown = node_id if len(node_id) <= 2 * caps.ID_MAX_CHARS else \
+        f"{node_id[: caps.ID_MAX_CHARS]}… ({len(node_id)} chars)"  # a 100 KB id is not echoed
+    raise PlanStateError(f"no obligation {shown!r} in the plan; it has "
                          f"{', '.join(sort_ids(n.id for n in art.nodes))}", reason="no_node",
                          node=node_id)
 

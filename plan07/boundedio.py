@@ -5,7 +5,8 @@ A FIFO, a directory or a device given where a file is expected is refused before
 reading (it would block, or read forever); the open itself is non-blocking and re-checked with
 `fstat`, so a file swapped for a FIFO between the two checks cannot hang either. Python's JSON
 decoder raises RecursionError on a document nested ~1000 deep; that, and any deeper recursion the
-validators would make, is an InputError with the cap named (`caps.JSON_MAX_DEPTH`).
+validators would make, is an InputError with the cap named (`caps.JSON_MAX_DEPTH`). What plan07
+writes goes through `write_atomic` (a reader sees the old file or the new one, never a part).
 """
 
 from __future__ import annotations
@@ -124,3 +125,20 @@ def depth_exceeds(data: Any, limit: int) -> bool:
             return True
         stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
     return False
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """temp file in the same directory + fsync + rename + fsync of the directory."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    tmp.replace(path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

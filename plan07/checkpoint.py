@@ -9,6 +9,7 @@ files back and removes files added since, never touching `.git`, ignored files, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from plan07.errors import InputError, PlanStateError
 from plan07.model import Checkpoint, PlanArtifact
@@ -158,6 +160,18 @@ def snapshot(repo: Path, plan_id: str, cp_id: str, *, keep: Sequence[Path] = (),
     """Record the repo's file state as `refs/plan07/<plan_id>/<cp_id>`; None if not a git tree.
     `tree` (from `tree_of`, taken before the check ran) is what is recorded when given."""
     ref = ref_name(plan_id, cp_id)
+    commit = snapshot_commit(repo, plan_id, cp_id, keep=keep, tree=tree)
+    if commit is None:
+        return None
+    set_ref(repo, ref, commit)
+    return ref
+
+
+def snapshot_commit(repo: Path, plan_id: str, cp_id: str, *, keep: Sequence[Path] = (),
+                    tree: str | None = None) -> str | None:
+    """The commit object of the repo's file state (objects only: no ref is written, so a crash
+    here leaves nothing anyone can see); None if not a git tree. `tree`: as for `snapshot`."""
+    ref_name(plan_id, cp_id)
     if not is_git_tree(repo):
         return None
     if tree is None:
@@ -165,9 +179,19 @@ def snapshot(repo: Path, plan_id: str, cp_id: str, *, keep: Sequence[Path] = (),
         assert tree is not None
     parents = ["-p", "HEAD"] if _has_head(repo) else []
     msg = f"plan07 {plan_id} checkpoint {cp_id}"
-    commit = _git(repo, "commit-tree", tree, *parents, "-m", msg).strip()
+    return _git(repo, "commit-tree", tree, *parents, "-m", msg).strip()
+
+
+def set_ref(repo: Path, ref: str, commit: str) -> None:
     _git(repo, "update-ref", ref, commit)
-    return ref
+
+
+def ref_target(repo: Path, ref: str) -> str | None:
+    """The commit `ref` points at, or None when it does not exist."""
+    try:
+        return _git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}").strip()
+    except PlanStateError:
+        return None
 
 
 def _has_head(repo: Path) -> bool:
@@ -178,8 +202,10 @@ def _has_head(repo: Path) -> bool:
     return True
 
 
-def restore(repo: Path, ref: str, *, keep: Sequence[Path] = ()) -> list[str]:
-    """Put the repo's files back as they were at snapshot `ref`. Returns the removed paths.
+def restore(repo: Path, ref: str, *, keep: Sequence[Path] = (),
+            commit: str | None = None) -> list[str]:
+    """Put the repo's files back as they were at snapshot `ref` (its `commit` when the record
+    knows it: a ref can have moved to a later record of the same CP). Returns the removed paths.
 
     Files of the snapshot are written back (changed or deleted ones); files added since (not
     ignored) are removed. `.git`, ignored files and `keep` paths are never touched; nor are the
@@ -191,11 +217,13 @@ def restore(repo: Path, ref: str, *, keep: Sequence[Path] = ()) -> list[str]:
             "snapshots there; restore the files yourself, or `git init` before planning")
     if not ref.startswith(REF_ROOT + "/"):
         raise InputError(f"{ref!r} is not a plan07 checkpoint ref ({REF_ROOT}/...)", field="ref")
+    source = commit or ref
     try:
-        _git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+        _git(repo, "rev-parse", "--verify", "-q", f"{source}^{{commit}}")
     except PlanStateError:
         raise PlanStateError(f"checkpoint ref {ref} not found in {repo}; "
                              "`git for-each-ref refs/plan07` lists what exists") from None
+    ref = source
     with _temp_index() as now_index, _temp_index() as then_index:
         _stage_worktree(repo, now_index, keep)
         current = _blobs(repo, now_index)
@@ -213,6 +241,65 @@ def restore(repo: Path, ref: str, *, keep: Sequence[Path] = ()) -> list[str]:
             paths = "\0".join(sorted(wanted)).encode("utf-8", "surrogateescape")
             _git(repo, "checkout-index", "-f", "-z", "--stdin", index=then_index, stdin=paths)
     return removed
+
+
+SAVED_ROOT = "refs/plan07-saved"
+
+
+def preserve(repo: Path, plan_id: str, ref: str, *, keep: Sequence[Path] = ()) -> str | None:
+    """Before `restore(repo, ref)`: save whatever it would overwrite or remove, stash-like, as
+    `refs/plan07-saved/<plan_id>/<n>` and return that ref (None when the files already match
+    the snapshot: nothing to lose). The saved commit's tree is the work tree as `git add -A`
+    sees it (untracked files included), plus every ignored file the restore would overwrite;
+    its parents are HEAD and a commit of the user's index, as `git stash` makes them, so
+    `git stash apply --index REF` (or `git checkout REF -- PATH`) brings any of it back. The
+    user's branch, index and stash are not touched."""
+    if not is_git_tree(repo):
+        return None
+    with _temp_index() as now_index, _temp_index() as then_index:
+        _stage_worktree(repo, now_index, keep)
+        _git(repo, "read-tree", ref, index=then_index)
+        root = repo.resolve()
+        wanted = _blobs(repo, then_index)
+        current = _blobs(repo, now_index)
+        # an ignored file the snapshot has would be overwritten: save it too
+        forced = sorted(p for p in wanted - current if (root / p).is_file()
+                        and not (root / p).is_symlink())
+        if forced:
+            paths = "\0".join(forced).encode("utf-8", "surrogateescape")
+            _git(repo, "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul",
+                 index=now_index, stdin=paths)
+        tree = _git(repo, "write-tree", index=now_index).strip()
+        then_tree = _git(repo, "write-tree", index=then_index).strip()
+    if tree == then_tree:
+        return None
+    head = ["-p", "HEAD"] if _has_head(repo) else []
+    user_tree = _user_index_tree(repo)
+    index_commit = _git(repo, "commit-tree", user_tree, *head, "-m",
+                        f"index on plan07 {plan_id} before restoring {ref}").strip()
+    saved = _git(repo, "commit-tree", tree, *head, "-p", index_commit, "-m",
+                 f"plan07 {plan_id}: work tree before restoring {ref}").strip()
+    existing = _git(repo, "for-each-ref", "--format=%(refname)", f"{SAVED_ROOT}/{plan_id}/")
+    n = 1 + max((int(r.rsplit("/", 1)[1]) for r in existing.split()
+                 if r.rsplit("/", 1)[1].isdigit()), default=0)
+    out = f"{SAVED_ROOT}/{plan_id}/{n}"
+    _git(repo, "update-ref", out, saved)
+    return out
+
+
+def _user_index_tree(repo: Path) -> str:
+    """The tree of the user's index, written without changing it (through a temporary copy)."""
+    with _temp_index() as index:
+        user_index = Path(_git(repo, "rev-parse", "--git-path", "index").strip())
+        if not user_index.is_absolute():
+            user_index = repo / user_index
+        if user_index.is_file():
+            shutil.copy2(user_index, index)
+        elif _has_head(repo):
+            _git(repo, "read-tree", "HEAD", index=index)
+        else:
+            _git(repo, "read-tree", "--empty", index=index)
+        return _git(repo, "write-tree", index=index).strip()
 
 
 def _remove(root: Path, rel: str) -> None:
@@ -244,11 +331,23 @@ def delete_refs(repo: Path, refs: Sequence[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The plan state at each reached checkpoint: `<state>/checkpoints/<CP>.json`, so rollback and
-# resume restore the plan as well as the files. `seq` orders them (a CP id can be reached again
-# after a replan renumbers the schedule; the latest one wins).
+# The plan state at each reached checkpoint: `<state>/checkpoints/<plan_id>/<CP>.<seq>.json`, so
+# rollback and resume restore the plan as well as the files. `seq` orders them (a CP id can be
+# reached again after a replan renumbers the schedule; the latest one wins).
+#
+# Write-ahead (issue 15): reaching a checkpoint writes, in this order, (1) the snapshot's commit
+# object (invisible), (2) the record, naming the ref and the commit, (3) the ref, (4) plan.json
+# with `checkpoint_seq` = the record's seq: that rename is the commit point. A record whose seq
+# is above plan.json's `checkpoint_seq` is a half-done step (plan07 was killed between 2 and 4):
+# `recover` discards it, its ref first (only when the ref still points at the record's commit),
+# then the record, so any prefix of either sequence is recoverable and a ref is never left
+# without the record that owns it. Records of a plan id other than plan.json's are those of an
+# older plan this one replaced, or of a new plan killed before its plan.json was written: they
+# are discarded too. Every step runs under plan.lock, so a record above the mark seen there is
+# always a dead writer's.
 
 CHECKPOINT_DIR = "checkpoints"
+_RECORD = re.compile(r"^(?P<cp>CP[0-9]+)\.(?P<seq>[0-9]+)\.json$")
 
 
 @dataclass(frozen=True)
@@ -256,59 +355,93 @@ class Reached:
     seq: int
     checkpoint: Checkpoint
     plan: PlanArtifact
+    commit: str | None = None  # the snapshot commit (None: a record made before issue 15)
+
+    @property
+    def source(self) -> str | None:
+        """What to restore the files from: the record's own commit, else its ref."""
+        return self.commit or self.checkpoint.git_ref
 
 
 @dataclass(frozen=True)
 class Restored:
     """What a rollback or resume did: the checkpoint returned to, its git ref (None outside a
-    git work tree: files were not touched) and the files removed because they were added since."""
+    git work tree: files were not touched), the files removed because they were added since, and
+    the stash-like ref that keeps what the restore overwrote or removed (None: nothing was)."""
 
     checkpoint: str
     git_ref: str | None
     removed: list[str]
+    saved: str | None = None
 
 
-def reached(state_dir: Path) -> list[Reached]:
-    """Every recorded checkpoint, oldest first (each with its plan state)."""
-    out = [Reached(seq, cp, PlanArtifact.model_validate(plan))
-           for seq, cp, plan, _ in _records(state_dir)]
-    return sorted(out, key=lambda r: r.seq)
+def records_dir(state_dir: Path, plan_id: str) -> Path:
+    ref_name(plan_id, "CP0")  # a plan id that cannot name a ref cannot name a directory either
+    return state_dir / CHECKPOINT_DIR / plan_id
 
 
-def _records(state_dir: Path) -> list[tuple[int, Checkpoint, dict[str, object], Path]]:
-    """(seq, checkpoint, the plan state as JSON, file) of every record; the plan is not built
-    into a model (what `record` and `planned_ref` need is the seq and the checkpoint)."""
-    d = state_dir / CHECKPOINT_DIR
+def _files(state_dir: Path, plan_id: str) -> list[tuple[int, str, Path]]:
+    """(seq, CP id, path) of every record file of `plan_id`, by name only (no read)."""
+    d = records_dir(state_dir, plan_id)
     out = []
-    for f in sorted(d.glob("CP*.json")) if d.is_dir() else []:
+    for f in d.iterdir() if d.is_dir() else []:
+        m = _RECORD.match(f.name)
+        if m:
+            out.append((int(m["seq"]), m["cp"], f))
+    return sorted(out)
+
+
+def _read(f: Path) -> dict[str, Any]:
+    from plan07.boundedio import loads, read_bytes
+
+    try:
+        data = loads(read_bytes(f, what="checkpoint record"), source=str(f))
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        return data
+    except (InputError, TypeError, UnicodeDecodeError) as exc:
+        raise InputError(f"corrupt checkpoint record: {exc}; delete it to fall back to an "
+                         "earlier checkpoint", source=str(f)) from None
+
+
+def reached(state_dir: Path, plan_id: str, *, upto: int | None = None) -> list[Reached]:
+    """Every committed checkpoint record of `plan_id`, oldest first: those with seq <= `upto`
+    (plan.json's `checkpoint_seq`; None: a plan.json written before the mark existed, every
+    record counts)."""
+    out = []
+    for seq, _, f in _files(state_dir, plan_id):
+        if upto is not None and seq > upto:
+            continue
+        data = _read(f)
         try:
-            data = json.loads(f.read_text("utf-8"))
-            if not isinstance(data["plan"], dict):
-                raise TypeError("the plan state is not an object")
-            out.append((int(data["seq"]), Checkpoint.model_validate(data["checkpoint"]),
-                        data["plan"], f))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            commit = data.get("commit")
+            out.append(Reached(int(data["seq"]), Checkpoint.model_validate(data["checkpoint"]),
+                               PlanArtifact.model_validate(data["plan"]),
+                               commit if isinstance(commit, str) else None))
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise InputError(f"corrupt checkpoint record: {exc}; delete it to fall back to an "
                              "earlier checkpoint", source=str(f)) from None
     return out
 
 
-def _ref_exists(repo: Path, ref: str) -> bool:
-    try:
-        _git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
-    except PlanStateError:
-        return False
-    return True
+def last_seq(state_dir: Path, plan_id: str) -> int:
+    return max((seq for seq, _, _ in _files(state_dir, plan_id)), default=0)
+
+
+def _owned(state_dir: Path, plan_id: str, cp_id: str) -> bool:
+    return any(cp == cp_id for _, cp, _ in _files(state_dir, plan_id))
 
 
 def planned_ref(state_dir: Path, repo: Path | None, plan_id: str, cp_id: str) -> str | None:
     """The ref a snapshot of `cp_id` goes under (None outside a git work tree). Refused
     (PlanStateError) when that ref exists and no checkpoint record in `state_dir` owns it: it
-    belongs to another plan with the same plan_id, whose rollback it would corrupt."""
+    belongs to another plan with the same plan_id, whose rollback it would corrupt (a crash of
+    this plan never leaves such a ref: the record is written before the ref, and discarded
+    after it)."""
     if repo is None or not is_git_tree(repo):
         return None
     ref = ref_name(plan_id, cp_id)
-    if _ref_exists(repo, ref) and ref not in {cp.git_ref for _, cp, _, _ in _records(state_dir)}:
+    if ref_target(repo, ref) is not None and not _owned(state_dir, plan_id, cp_id):
         raise PlanStateError(
             f"checkpoint ref {ref} already exists in {repo} and belongs to another plan with "
             f"plan_id {plan_id!r}; plan again with a fresh plan_id (or delete the ref: "
@@ -317,45 +450,133 @@ def planned_ref(state_dir: Path, repo: Path | None, plan_id: str, cp_id: str) ->
 
 
 def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint, *,
-           check_owner: bool = True, tree: str | None = None) -> Checkpoint:
-    """Snapshot the repo (when a git tree) and record the plan state at `cp`; returns `cp` with
-    its `git_ref`. The state dir itself is never part of a snapshot. A ref of another plan is
-    never overwritten (`planned_ref`; `check_owner=False` when the caller has checked). `tree`:
-    the content the last check ran on (`tree_of`), recorded instead of the live tree."""
-    from plan07.state import write_atomic
+           check_owner: bool = True, seq: int | None = None,
+           tree: str | None = None) -> tuple[Checkpoint, int]:
+    """Snapshot the repo (when a git tree) and record the plan state at `cp`, write-ahead (see
+    above): returns `cp` with its `git_ref`, and the record's seq, which the caller puts in
+    `art.checkpoint_seq` before it saves plan.json (the commit point). The state dir itself is
+    never part of a snapshot. A ref of another plan is never overwritten (`planned_ref`;
+    `check_owner=False` when the caller has checked). `tree`: the content the last check ran on
+    (`tree_of`), recorded instead of the live tree. Call under plan.lock."""
+    from plan07.boundedio import write_atomic
+    from plan07.sandbox import redact
 
-    if check_owner and art.repo:
-        planned_ref(state_dir, Path(art.repo), art.plan_id, cp.id)
-    ref = snapshot(Path(art.repo), art.plan_id, cp.id, keep=[state_dir], tree=tree) \
-        if art.repo else None
+    discard_pending(state_dir, art)
+    repo = Path(art.repo) if art.repo else None
+    if check_owner and repo is not None:
+        planned_ref(state_dir, repo, art.plan_id, cp.id)
+    commit = snapshot_commit(repo, art.plan_id, cp.id, keep=[state_dir], tree=tree) \
+        if repo else None
+    ref = ref_name(art.plan_id, cp.id) if commit else None
     cp = cp.model_copy(update={"git_ref": ref})
-    seq = max((r[0] for r in _records(state_dir)), default=0) + 1
-    d = state_dir / CHECKPOINT_DIR
+    if seq is None:
+        seq = max(art.checkpoint_seq or 0, last_seq(state_dir, art.plan_id)) + 1
+    d = records_dir(state_dir, art.plan_id)
     d.mkdir(parents=True, exist_ok=True)
     plan = art.model_dump(mode="json", by_alias=True)
+    plan["checkpoint_seq"] = seq
     for c in plan["checkpoints"]:
         if c["id"] == cp.id:
             c["git_ref"] = ref
-    body = {"seq": seq, "checkpoint": cp.model_dump(mode="json"), "plan": plan}
-    from plan07.sandbox import redact
-
-    write_atomic(d / f"{cp.id}.json", redact(json.dumps(body, ensure_ascii=False)))
-    return cp
-
-
-def forget(state_dir: Path, repo: Path | None, records: Sequence[Reached]) -> None:
-    """Drop checkpoint records (and their git refs), e.g. those after the one rolled back to."""
-    for r in records:
-        (state_dir / CHECKPOINT_DIR / f"{r.checkpoint.id}.json").unlink(missing_ok=True)
-        if repo is not None and r.checkpoint.git_ref and is_git_tree(repo):
-            delete_refs(repo, [r.checkpoint.git_ref])
+    body = {"seq": seq, "plan_id": art.plan_id, "checkpoint": cp.model_dump(mode="json"),
+            "commit": commit, "plan": plan}
+    write_atomic(d / f"{cp.id}.{seq}.json", redact(json.dumps(body, ensure_ascii=False)))
+    if repo is not None and ref is not None and commit is not None:
+        set_ref(repo, ref, commit)
+    return cp, seq
 
 
-def clear(state_dir: Path) -> None:
-    """Remove every checkpoint record (a new plan starts in this state dir)."""
-    d = state_dir / CHECKPOINT_DIR
-    for f in d.glob("CP*.json") if d.is_dir() else []:
-        f.unlink()
+def _discard(state_dir: Path, f: Path, default_repo: Path | None,
+             fallback: str | None = None) -> None:
+    """Drop one record: its ref first (only when it still points at the record's commit: then
+    it goes back to `fallback`, the commit of an older committed record of the same CP, or is
+    deleted), then the file."""
+    try:
+        data = _read(f)
+    except InputError:
+        data = {}
+    ref = (data.get("checkpoint") or {}).get("git_ref")
+    commit = data.get("commit")
+    plan = data.get("plan")
+    repo_s = plan.get("repo") if isinstance(plan, dict) else None
+    repo = Path(repo_s) if repo_s else default_repo
+    if ref and commit and repo is not None and repo.is_dir() and is_git_tree(repo) \
+            and ref.startswith(REF_ROOT + "/") and ref_target(repo, ref) == commit:
+        if fallback:
+            set_ref(repo, ref, fallback)
+        else:
+            delete_refs(repo, [ref])
+    f.unlink(missing_ok=True)
+
+
+def _commit_of(f: Path) -> str | None:
+    try:
+        c = _read(f).get("commit")
+    except InputError:
+        return None
+    return c if isinstance(c, str) else None
+
+
+def discard_pending(state_dir: Path, art: PlanArtifact) -> list[str]:
+    """Discard this plan's half-done steps: records above `art.checkpoint_seq` (see above).
+    Returns the record files dropped."""
+    if art.checkpoint_seq is None:
+        return []
+    repo = Path(art.repo) if art.repo else None
+    files = _files(state_dir, art.plan_id)
+    out = []
+    for seq, cp_id, f in reversed(files):
+        if seq > art.checkpoint_seq:
+            older = [g for s2, c2, g in files if c2 == cp_id and s2 <= art.checkpoint_seq]
+            _discard(state_dir, f, repo, _commit_of(older[-1]) if older else None)
+            out.append(f.name)
+    return out
+
+
+def recover(state_dir: Path, art: PlanArtifact) -> list[str]:
+    """Repair what a killed plan07 left, under plan.lock: this plan's half-done checkpoint
+    steps, the records of other plan ids (a replaced plan, or a new one killed before its
+    plan.json), legacy `checkpoints/CP*.json` files of other plans, and temp files. Cheap when
+    there is nothing to do (directory listings only). Returns what was dropped."""
+    out = discard_pending(state_dir, art)
+    root = state_dir / CHECKPOINT_DIR
+    repo = Path(art.repo) if art.repo else None
+    for d in root.iterdir() if root.is_dir() else []:
+        if d.is_dir() and d.name != art.plan_id and not d.is_symlink():
+            for f in sorted(d.iterdir()):
+                if _RECORD.match(f.name):
+                    _discard(state_dir, f, repo)
+                    out.append(f"{d.name}/{f.name}")
+                elif f.name.startswith(".") and f.name.endswith(".tmp"):
+                    f.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                d.rmdir()
+    for tmp in [*state_dir.glob(".*.tmp"), *root.glob("*/.*.tmp")]:
+        tmp.unlink(missing_ok=True)
+        out.append(tmp.name)
+    return out
+
+
+def forget(state_dir: Path, repo: Path | None, records: Sequence[Reached],
+           keep: Sequence[Reached] = ()) -> None:
+    """Drop checkpoint records (their git refs first), e.g. those after the one rolled back to
+    (call after plan.json no longer counts them: its `checkpoint_seq` is below theirs). A ref
+    an older kept record of the same CP id shares goes back to that record's commit."""
+    for r in sorted(records, key=lambda r: -r.seq):
+        f = records_dir(state_dir, r.plan.plan_id) / f"{r.checkpoint.id}.{r.seq}.json"
+        older = [k for k in keep if k.checkpoint.id == r.checkpoint.id]
+        _discard(state_dir, f, repo, older[-1].commit if older else None)
+
+
+def clear_other_plans(state_dir: Path, plan_id: str) -> None:
+    """After a new plan's plan.json is written: the older plans' records go (their refs stay in
+    the repo, under their own plan ids)."""
+    root = state_dir / CHECKPOINT_DIR
+    for d in root.iterdir() if root.is_dir() else []:
+        if d.is_dir() and d.name != plan_id and not d.is_symlink():
+            shutil.rmtree(d, ignore_errors=True)
+    for f in root.glob("CP*.json") if root.is_dir() else []:  # the pre-issue-15 layout
+        f.unlink(missing_ok=True)
 
 
 def pick(records: Sequence[Reached], to: str | None) -> Reached:

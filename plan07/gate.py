@@ -127,7 +127,7 @@ def write_baseline(state_dir: Path, info: GateInfo, base: Baseline) -> None:
     """The baseline sidecar beside plan.json (or none, and a stale one removed)."""
     import json
 
-    from plan07.state import write_atomic
+    from plan07.boundedio import write_atomic
 
     path = state_dir / BASELINE_FILE
     if info.baseline_file:

@@ -399,6 +399,12 @@ class PlanArtifact(BaseModel):
     confirmed_criteria: list[Annotated[int, Field(ge=1, le=caps.MAX_ACCEPTANCE_CRITERIA)]] | None \
         = None
     gate: GateInfo | None = None  # issue 11: the repo's interpreter, test command, baseline
+    # Issue 15 (crash consistency): the seq of the last checkpoint record this plan.json commits
+    # (write-ahead: a record above it is a half-done step, discarded on the next write), and the
+    # hand-out epoch, +1 on every hand-out (`next`, also after a resume): a verdict is recorded
+    # only for the epoch its `complete` started in. None in a plan written before either.
+    checkpoint_seq: Annotated[int, Field(ge=0)] | None = None
+    epoch: Annotated[int, Field(ge=0)] | None = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def schedule(
 
     scores, followed = _branches(by_id, edges, evidence)
     atomic = [v.nodes for v in order.violations if v.kind in ATOMIC_KINDS]
-    composite_of, members_of, atomic_ids = _collapse(followed, edges, atomic)
+    composite_of, members_of, atomic_ids = _collapse(followed, edges, atomic, taken=set(by_id))
     plan_id = {o: composite_of.get(o, o) for o in by_id}
     plan_edges = sort_pairs(
         {(plan_id[a], plan_id[b]) for a, b in edges if plan_id[a] != plan_id[b]}
@@ -216,11 +216,15 @@ def branch_score(target: str, evidence: Evidence) -> float:
 
 
 def _collapse(
-    followed: list[str], edges: list[tuple[str, str]], atomic: Sequence[Sequence[str]] = ()
+    followed: list[str], edges: list[tuple[str, str]], atomic: Sequence[Sequence[str]] = (), *,
+    taken: set[str] | None = None,
 ) -> tuple[dict[str, str], dict[str, list[str]], set[str]]:
     """Composites: each strongly connected component of two or more nodes (§3.3 step 2) and each
     atomic group (the nodes of an ATOMIC_KINDS violation), merged until the graph of groups has
-    no cycle. Returns member -> composite id, composite id -> members, the atomic composites."""
+    no cycle. Returns member -> composite id, composite id -> members, the atomic composites.
+    Composite ids never equal an obligation id (`taken`): `O3_cycle` may be an obligation's own
+    id, and a composite of that name would silently replace it (issue 15)."""
+    used = set(taken or ()) | set(followed)
     inside = set(followed)
     succ: dict[str, list[str]] = {n: [] for n in followed}
     for a, b in edges:
@@ -275,6 +279,13 @@ def _collapse(
         cid = comp[0] + (ATOMIC_SUFFIX if is_atomic else COMPOSITE_SUFFIX)
         if len(cid) > caps.ID_MAX_CHARS:
             cid = f"{'atomic' if is_atomic else 'cycle'}{i}"
+        k = 1
+        while cid in used:
+            k += 1
+            suffix = ATOMIC_SUFFIX if is_atomic else COMPOSITE_SUFFIX
+            cid = f"{comp[0]}{suffix}{k}" if len(comp[0]) + len(suffix) + 2 <= caps.ID_MAX_CHARS \
+                else f"{'atomic' if is_atomic else 'cycle'}{i}_{k}"
+        used.add(cid)
         members_of[cid] = comp
         composite_of.update({m: cid for m in comp})
         if is_atomic:

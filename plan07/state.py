@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from plan07 import caps
+from plan07.boundedio import write_atomic
 from plan07.errors import InputError
 from plan07.model import AuditRow, DriverView, Evidence, LogOverflow, PlanArtifact, Revision
 
@@ -32,8 +33,7 @@ STATE_ENV = "PLAN07_STATE"
 DEFAULT_STATE = Path("build") / "07-task-decomposition-planning"
 PLAN_FILE = "plan.json"
 LOCK_FILE = "plan.lock"
-EVIDENCE_FILE = "evidence.json"
-EVIDENCE_STAMP = "evidence.json.sha256"  # digest of the evidence sidecar save() wrote
+EVIDENCE_FILE = "evidence.json"  # the sidecar's name before issue 15 (still read)
 VIEW_FILE = "next.json"  # the handed-out node's view as printed, keyed by plan.json's digest
 STAMP_FILE = "plan.json.sha256"  # digest of the bytes save() last wrote (validated on the way)
 AUDIT_OVERFLOW = "audit.overflow.jsonl"
@@ -193,7 +193,7 @@ def prepare(artifact: PlanArtifact) -> Prepared:
         from plan07.sandbox import redact
 
         evidence_text = redact(out.evidence.model_dump_json(indent=1, exclude_defaults=True))
-        out.evidence, out.evidence_file = None, EVIDENCE_FILE
+        out.evidence, out.evidence_file = None, evidence_name(evidence_text)
         text = dumps(out)
     size = len(text.encode())
     if size > caps.ARTIFACT_MAX_BYTES:
@@ -213,15 +213,34 @@ def write(d: Path, artifact: PlanArtifact, prepared: Prepared) -> int:
     d.mkdir(parents=True, exist_ok=True)
     _append(d / AUDIT_OVERFLOW, artifact.audit_overflow, prepared.spill_audit)
     _append(d / REVISIONS_OVERFLOW, artifact.revisions_overflow, prepared.spill_revs)
-    if prepared.evidence_text is not None:
-        write_atomic(d / EVIDENCE_FILE, prepared.evidence_text)
-        write_atomic(d / EVIDENCE_STAMP, _digest(prepared.evidence_text.encode("utf-8")) + "\n")
+    if prepared.evidence_text is not None and prepared.out.evidence_file:
+        path = d / prepared.out.evidence_file
+        if not path.is_file():  # content-addressed: a file of this name already holds it
+            write_atomic(path, prepared.evidence_text)
     write_atomic(d / PLAN_FILE, text)
     write_atomic(d / STAMP_FILE, hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
     for name in ("audit", "revision_history", "audit_overflow", "revisions_overflow",
                  "evidence", "evidence_file"):
         setattr(artifact, name, getattr(out, name))
     return prepared.size
+
+
+def evidence_name(text: str) -> str:
+    """The evidence sidecar's name: content-addressed (`evidence.<sha256 prefix>.json`), so a
+    sidecar is never rewritten under a plan.json (or a checkpoint record) that names it; a new
+    plan's or a feedback's evidence goes to a new file, and plan.json's rename switches to it."""
+    return f"evidence.{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}.json"
+
+
+def evidence_files(d: Path) -> list[str]:
+    return sorted(p.name for p in d.glob("evidence*.json") if p.is_file())
+
+
+def drop_evidence_except(d: Path, used: set[str | None]) -> None:
+    """Delete the evidence sidecars neither plan.json nor a kept checkpoint record names."""
+    for name in evidence_files(d):
+        if name not in used:
+            (d / name).unlink(missing_ok=True)
 
 
 def save(d: Path, artifact: PlanArtifact) -> int:
@@ -261,23 +280,6 @@ def _read_lines(path: Path, n: int) -> list[str]:
     return lines
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """temp file in the same directory + fsync + rename + fsync of the directory."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    tmp.replace(path)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
 class Transaction:
     """One read-modify-write of plan.json: `art` is the plan as loaded; change it in place or
     replace it. It is saved when the block ends without an exception and `art` changed."""
@@ -291,8 +293,11 @@ class Transaction:
 def transaction(d: Path) -> Iterator[Transaction]:
     """Read-modify-write under the lock (`lock`): load, let the caller change `tx.art`, save on
     success when something changed. The only read-modify-write of a plan."""
+    from plan07.checkpoint import recover
+
     with lock(d):
         tx = Transaction(load(d))
+        recover(d, tx.art)  # what a killed plan07 left: half-done steps, temp files (issue 15)
         before = tx.art.model_copy(deep=True)
         yield tx
         if tx.art != before:
@@ -327,27 +332,19 @@ def full_revisions(d: Path, artifact: PlanArtifact) -> list[Revision]:
 
 
 def evidence_of(d: Path, artifact: PlanArtifact) -> Evidence:
-    """The plan's evidence, inline or from its sidecar."""
+    """The plan's evidence, inline or from its sidecar. A content-addressed sidecar whose bytes
+    still match its name was written (and validated) by `save`: only the model parses it."""
     if artifact.evidence is not None:
         return artifact.evidence
     if artifact.evidence_file:
+        from plan07.boundedio import read_bytes
         from plan07.schema import load as load_schema
 
         path = d / artifact.evidence_file
-        stamp = d / EVIDENCE_STAMP
-        # validated with the shipped schema once, when written (issue 11: not per `complete`);
-        # bytes that are still exactly those are only parsed by the model
-        if artifact.evidence_file == EVIDENCE_FILE and stamp.is_file():
-            try:
-                raw = path.read_bytes()
-            except OSError:
-                raw = b""
-            if raw and stamp.read_text("ascii").strip() == _digest(raw):
-                return Evidence.model_validate_json(raw)
+        raw = read_bytes(path, what="evidence sidecar")
+        if raw and evidence_name(raw.decode("utf-8", "replace")) == artifact.evidence_file:
+            return Evidence.model_validate_json(raw)
         ev: Evidence = load_schema("evidence", path)
         return ev
     return Evidence()
 
-
-def _digest(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()

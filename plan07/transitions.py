@@ -42,6 +42,7 @@ def hand_out(art: PlanArtifact, *, time: str) -> PlanNode | None:
         return None
     if art.active != current.id:
         art.active = current.id
+        art.epoch = (art.epoch or 0) + 1  # issue 15: a verdict must match its hand-out
         A.record(art, current.id, "handed_out",
                  f"handed out: {current.obligation} {current.target_entity}", time=time)
     return current
@@ -105,13 +106,17 @@ def gate_run(art: PlanArtifact, node_id: str) -> GateRun:
     return GateRun(node, members, repo, runnable_checks(node, members, repo))
 
 
-def reserve(art: PlanArtifact, run: GateRun) -> None:
+def reserve(art: PlanArtifact, run: GateRun) -> int | None:
     """§3.4 bounds: the gate's own checks count against max_test_calls; they are reserved before
-    anything runs, so the 11th call is refused, not made."""
+    anything runs, so the 11th call is refused, not made. Returns the hand-out epoch the
+    verdict must match (issue 15), read under the same lock as the reservation."""
     nid = run.node.id
-    b = A.bounds(art, nid)
-    art.bounds[nid] = b.model_copy(
-        update={"test_calls": driver.admit_gate_calls(nid, b.test_calls, run.reserved)})
+    driver.require_active(art.active, nid)
+    if run.reserved:
+        b = A.bounds(art, nid)
+        art.bounds[nid] = b.model_copy(
+            update={"test_calls": driver.admit_gate_calls(nid, b.test_calls, run.reserved)})
+    return art.epoch
 
 
 def refund(art: PlanArtifact, node_id: str, unused: int) -> None:
@@ -145,21 +150,23 @@ class ScopedCall:
 
 
 def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence, *,
-           time: str, tree: str | None = None) -> Settled:
+           time: str, tree: str | None = None, epoch: int | None = None) -> Settled:
     """§3.5: record the verdict. pass -> complete, reschedule, the checkpoints it reached; fail
     -> failed, then runtime-structured retry (plan07.retry, no model call to decide): a local
     failure hands the same node out again with its digest; a plan-implicating one returns the
     scoped replan to make; past the node's retry bound, nothing (no model call). An inconclusive
     verdict (the environment, not the node: plan07.checks) changes nothing but the audit and
-    refunds its calls: no failure, no replan. `tree`: the content the check ran on."""
+    refunds its calls: no failure, no replan. `tree`: the content the check ran on. A verdict
+    for a node settled meanwhile, or handed out again since its check started (another
+    `epoch`: a resume, a rollback), is stale: nothing changes, no refund (issue 15)."""
     from plan07.gate import record_pass
 
     node_id = verdict.node_id
+    node = A.node(art, node_id)
+    if node.state == "complete" or art.active != node_id or art.epoch != epoch:
+        return Settled(stale=True)
     unused = run.reserved if verdict.inconclusive else run.reserved - verdict.test_calls
     refund(art, node_id, unused)
-    node = A.node(art, node_id)
-    if node.state == "complete" or art.active != node_id:
-        return Settled(stale=True)
     if verdict.inconclusive:
         A.record(art, node_id, "inconclusive",
                  f"not judged: {verdict.inconclusive}"[: caps.FIELD_MAX_CHARS], time=time)
@@ -202,6 +209,7 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
         A.reschedule(art, evidence)
         if node_id in (art.schedule.ready or []):
             art.active = node_id  # handed out again, before any other ready node
+            art.epoch = (art.epoch or 0) + 1  # a new hand-out: an older verdict is stale
         return Settled()
     attempt = spent.replans + 1
     art.bounds[node_id] = spent.model_copy(update={**counts, "replans": attempt})
@@ -304,6 +312,17 @@ def apply_replan(art: PlanArtifact, call: ScopedCall, result: Replan, evidence: 
              time=time)
 
 
+def refuse_falsifying_complete(art: PlanArtifact, fb: Feedback) -> None:
+    """A complete obligation's validation passed: feedback may not falsify it (issue 15); a
+    rollback to a checkpoint before it comes first. Changes nothing."""
+    done = {m for n in art.nodes if n.state == "complete" for m in (n.members or [n.id])}
+    hit = sorted(set(fb.falsified_obligations) & done)
+    if hit:
+        raise InputError(f"obligation(s) {', '.join(hit)} are complete (their validation "
+                         "passed); feedback cannot falsify them: `plan07 rollback --to` a "
+                         "checkpoint before them first", field="falsified_obligations")
+
+
 @dataclass(frozen=True)
 class Revised:
     """Impact feedback applied to the obligations (§3.6 step 1), before the rules re-walk."""
@@ -386,14 +405,19 @@ def confirm(art: PlanArtifact, criteria: Iterable[int] | Literal["all"], *,
 
 
 def returned(art: PlanArtifact, plan: PlanArtifact, cp: Checkpoint, event: str, files: str, *,
-             time: str) -> PlanArtifact:
+             time: str, seq: int | None = None) -> PlanArtifact:
     """The plan state back at checkpoint `cp` (`plan`, as recorded there), keeping the audit,
     the revision history and the usage, which say what happened; nothing handed out."""
-    keep = ("audit", "audit_overflow", "revision_history", "revisions_overflow", "usage")
+    # the logs, the usage and the hand-out epoch only ever grow (a verdict of an older epoch must
+    # never match a new hand-out, issue 15)
+    keep = ("audit", "audit_overflow", "revision_history", "revisions_overflow", "usage",
+            "epoch")
     out = plan.model_copy(update={k: getattr(art, k) for k in keep} | {"active": None})
     what = event.replace("_", " ")
-    A.record(out, cp.id, event, f"{what} to {cp.id}: plan state as at step {cp.step}; {files}",
-             time=time)
+    if seq is not None:
+        out.checkpoint_seq = seq  # plan.json commits the return to this record (issue 15)
+    A.record(out, cp.id, event, f"{what} to {cp.id}: plan state as at step {cp.step}; {files}"
+             [: caps.FIELD_MAX_CHARS], time=time)
     A.revise(out, f"{what} to checkpoint {cp.id}", cp.id, time=time)
     return out
 

@@ -373,7 +373,8 @@ def test_a_refused_plan_leaves_an_existing_plan_and_its_checkpoints_whole(
     assert view is not None
     assert good.complete(view.node_id).passed  # CP1 reached: two records, two refs
     files, refs = snapshot_of(good.state_dir), git(repo, "for-each-ref", "refs/plan07")
-    assert {"checkpoints/CP0.json", "checkpoints/CP1.json"} <= set(files)
+    pid = good.artifact.plan_id
+    assert {f"checkpoints/{pid}/CP0.1.json", f"checkpoints/{pid}/CP1.2.json"} <= set(files)
     with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES"):
         Planner.create(REQUEST, repo=repo, evidence=Evidence(),
                        llm=f"replay:{huge_replay(tmp_path)}", state_dir=good.state_dir)

@@ -179,3 +179,12 @@ def test_the_interpreter_running_plan07_is_untouched_for_its_own_use(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "MY_API_KEY": "k-0123456789"}, check=True).stdout
     assert out.split() == ["k-0123456789", "0"]
+
+
+@pytest.mark.skipif(sandbox._libc() is None, reason="needs Linux libc prctl")
+def test_plan07_is_not_dumpable_while_a_check_runs() -> None:
+    libc = sandbox._libc()
+    assert libc.prctl(sandbox.PR_GET_DUMPABLE, 0, 0, 0, 0) == 1
+    with sandbox.undumpable():
+        assert libc.prctl(sandbox.PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
+    assert libc.prctl(sandbox.PR_GET_DUMPABLE, 0, 0, 0, 0) == 1

@@ -97,6 +97,16 @@ def test_two_node_cycle_collapses_into_one_flagged_composite() -> None:
     assert full.ready == ["O3"]
 
 
+def test_a_composite_id_never_takes_an_obligations_own_id() -> None:
+    """An obligation named `O1_cycle` stays in the plan beside the O1+O2 composite (issue 15:
+    the composite once took its id and silently removed it)."""
+    dag = schedule([ob("O1"), ob("O2"), ob("O1_cycle")], order(("O1", "O2"), ("O2", "O1")), NONE)
+    comp = next(n for n in dag.nodes if n.cycle_collapsed)
+    assert comp.members == ["O1", "O2"]
+    assert comp.id != "O1_cycle"
+    assert sorted(n.id for n in dag.nodes) == sorted([comp.id, "O1_cycle"])
+
+
 def test_three_cycles_and_a_chain_collapse_independently() -> None:
     ids = ["O1", "O2", "O3", "O4", "O5", "O6"]
     pairs = [("O1", "O2"), ("O2", "O3"), ("O3", "O1"), ("O3", "O4"), ("O5", "O6"), ("O6", "O5")]

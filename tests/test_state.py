@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -120,8 +121,18 @@ def test_evidence_moves_to_a_sidecar_when_32kb_would_be_exceeded(tmp_path: Path)
     size = state.save(tmp_path, a)
     assert size <= caps.ARTIFACT_MAX_BYTES
     back = state.load(tmp_path)
-    assert (back.evidence, back.evidence_file) == (None, "evidence.json")
+    assert back.evidence is None
+    assert re.fullmatch(r"evidence\.[0-9a-f]{16}\.json", back.evidence_file or "")
     assert state.evidence_of(tmp_path, back) == big
+    # content-addressed: a feedback's new evidence goes to a new file; the old one stays whole
+    # until nothing names it (a crash before plan.json's rename leaves the old plan consistent)
+    old = back.evidence_file
+    back.evidence = big.model_copy(update={"context": big.context[:-1]})
+    back.evidence_file = None
+    state.save(tmp_path, back)
+    again = state.load(tmp_path)
+    assert again.evidence_file not in (None, old)
+    assert (tmp_path / str(old)).is_file()
 
 
 def test_a_plan_that_cannot_fit_32kb_is_refused_and_nothing_written(tmp_path: Path) -> None:

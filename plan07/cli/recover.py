@@ -46,11 +46,18 @@ def rollback(
     done = Planner.open(state).rollback(to)
     if as_json:
         print_json({"checkpoint": done.checkpoint, "git_ref": done.git_ref,
-                    "removed": done.removed})
+                    "removed": done.removed, "saved": done.saved})
         return
     typer.echo(f"rolled back to {done.checkpoint} ({done.git_ref})")
     for path in done.removed:
         typer.echo(f"  removed {path} (added after the checkpoint)")
+    _say_saved(done.saved)
+
+
+def _say_saved(saved: str | None) -> None:
+    if saved:
+        typer.echo(f"  your files as they were are saved in {saved}: `git stash apply --index "
+                   f"{saved}` brings them back, `git checkout {saved} -- PATH` one of them")
 
 
 def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
@@ -71,6 +78,8 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         else:
             print_json(driver.as_data(view))
         return
+    if planner.restored is not None:
+        _say_saved(planner.restored.saved)
     if view is None:
         typer.echo("resumed: nothing is ready (the plan is complete, or waits on a failed node; "
                    "`plan07 status` shows which)")
