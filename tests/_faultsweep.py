@@ -160,7 +160,8 @@ def run_point(sc: Scenario, syscall: str, n: int) -> Outcome:
     """Kill `sc.command` at call `n` of `syscall`, then check recovery (see the module doc)."""
     from plan07 import checkpoint
     from plan07 import state as st
-    from plan07.api import Planner, reached_checkpoints
+    from plan07.api import Planner
+    from plan07.artifact import reached_checkpoints
 
     sc.fresh()
     before = audit_rows(sc.state)
