@@ -20,6 +20,7 @@ from plan07 import (
     enabled,
     route,
     state,
+    transitions,
 )
 from plan07.llm.scripted import ScriptedClient
 from plan07.model import Evidence
@@ -171,9 +172,15 @@ def test_the_gate_check_counts_against_max_test_calls(tmp_path: Path) -> None:
     assert view.node_id == "O4"
     for _ in range(9):
         planner.report_test_call("O4")
+    epoch = planner.artifact.epoch
     verdict = planner.complete("O4")  # call 10, made by the gate: admitted, and it fails
     assert (verdict.passed, verdict.test_calls) == (False, 1)
     assert planner.artifact.bounds["O4"].test_calls == 10
+    # the local retry is a new hand-out (issue 15): a verdict of the old one is stale
+    art = planner.artifact
+    assert art.epoch == (epoch or 0) + 1
+    run = transitions.gate_run(art, "O4")
+    assert transitions.settle(art, run, verdict, Evidence(), time="t", epoch=epoch).stale
     again = planner.next()  # a local retry: O4 is offered again, with its failure digest
     assert again == view.model_copy(update={"failure_digest": again.failure_digest})
     assert again.failure_digest

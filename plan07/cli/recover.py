@@ -54,10 +54,11 @@ def rollback(
     _say_saved(done.saved)
 
 
-def _say_saved(saved: str | None) -> None:
+def _say_saved(saved: str | None, *, err: bool = False) -> None:
     if saved:
         typer.echo(f"  your files as they were are saved in {saved}: `git stash apply --index "
-                   f"{saved}` brings them back, `git checkout {saved} -- PATH` one of them")
+                   f"{saved}` brings them back, `git checkout {saved} -- PATH` one of them",
+                   err=err)
 
 
 def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
@@ -70,16 +71,17 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
     planner = Planner.open(state)
     view = planner.resume()
-    if as_json:  # the shape of `plan07 next --json`
+    saved = planner.restored.saved if planner.restored is not None else None
+    if as_json:  # the shape of `plan07 next --json`; the saved ref on stderr
         if view is None:
             blockers = planner.termination_blockers()
             print_json({"node_id": None, "can_terminate": not blockers,
                         "termination_blockers": blockers})
         else:
             print_json(driver.as_data(view))
+        _say_saved(saved, err=True)
         return
-    if planner.restored is not None:
-        _say_saved(planner.restored.saved)
+    _say_saved(saved)
     if view is None:
         typer.echo("resumed: nothing is ready (the plan is complete, or waits on a failed node; "
                    "`plan07 status` shows which)")
