@@ -2,7 +2,8 @@
 
 A snapshot is a commit object of plan07's own under `refs/plan07/<plan_id>/<CP>`, built through a
 temporary GIT_INDEX_FILE (a copy of the user's index, `add -A`, `write-tree`, `commit-tree`), so
-the user's branch, index, stash and HEAD are never touched. `restore` writes the snapshot's
+the user's branch, index, stash and HEAD are never touched. A file with a `working-tree-encoding`
+attribute is kept byte for byte (no re-encoding either way). `restore` writes the snapshot's
 files back and removes files added since, never touching `.git`, ignored files, or the paths in
 `keep` (plan07's own state directory). A directory that is not a git work tree has no snapshots.
 """
@@ -121,7 +122,82 @@ def _stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
         shutil.copy2(user_index, index)
     elif _has_head(repo):
         _git(repo, "read-tree", "HEAD", index=index)
-    _git(repo, "add", "-A", "--", *_pathspec(repo, keep), index=index)
+    spec = _pathspec(repo, keep)
+    listed = _git(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", *spec,
+                  index=index).split("\0")
+    raw = _raw_paths(repo, [p for p in listed if p and not (repo / p).is_symlink()])
+    spec += [f":(exclude,literal){p}" for p in raw]
+    _git(repo, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index,
+         stdin="\0".join(spec).encode("utf-8", "surrogateescape"))
+    _add_raw(repo, index, raw)
+
+
+def _raw_paths(repo: Path, paths: Sequence[str], *, index: str | None = None) -> list[str]:
+    """Of `paths` (repo-relative), those with a `working-tree-encoding` attribute: git would
+    re-encode them on the way in and out and refuses a file its charset cannot decode (sphinx
+    names `iso-8859`, which iconv does not know). plan07 keeps their bytes as they are: the
+    snapshot stores them unconverted and a restore writes them back unconverted. With `index`,
+    the attributes are those of the index's own .gitattributes (a snapshot's, at restore)."""
+    if not paths:
+        return []
+    cached = ["--cached"] if index is not None else []
+    out = _git(repo, "check-attr", "-z", "--stdin", *cached, "working-tree-encoding",
+               index=index, stdin="\0".join(paths).encode("utf-8", "surrogateescape"))
+    values = out.split("\0")[2::3]  # path NUL attribute NUL value NUL, in the input's order
+    return [p for p, v in zip(paths, values, strict=True)
+            if v not in ("unspecified", "unset", "set")]
+
+
+def _add_raw(repo: Path, index: str, paths: Sequence[str]) -> None:
+    """Stage `paths` (repo-relative) byte for byte (`hash-object --no-filters`); one that is no
+    longer in the work tree leaves the index."""
+    if not paths:
+        return
+    prefix = _prefix(repo)
+    present = [p for p in paths if (repo / p).is_file()]
+    shas = _git(repo, "hash-object", "-w", "--no-filters", "--", *present).split() \
+        if present else []
+    blob = dict(zip(present, shas, strict=True))
+    lines = []
+    for p in paths:
+        if p in blob:
+            mode = "100755" if (repo / p).stat().st_mode & 0o100 else "100644"
+            lines.append(f"{mode} {blob[p]}\t{prefix}{p}")
+        else:
+            lines.append(f"0 {'0' * 40}\t{prefix}{p}")
+    _git(repo, "update-index", "-z", "--index-info", index=index,
+         stdin="\0".join(lines).encode("utf-8", "surrogateescape") + b"\0")
+
+
+def _write_raw(repo: Path, index: str, paths: Sequence[str]) -> None:
+    """Write `paths` (repo-relative) from `index` back byte for byte (`cat-file`, no filter):
+    the counterpart of `_add_raw`."""
+    if not paths:
+        return
+    prefix = _prefix(repo)
+    entries = {}
+    for rec in _git(repo, "ls-files", "-s", "-z", "--full-name", "--",
+                    *(f":(literal){p}" for p in paths), index=index).split("\0"):
+        meta, _, path = rec.partition("\t")
+        if rec and path.startswith(prefix):
+            mode, sha = meta.split()[:2]
+            entries[path[len(prefix):]] = (mode, sha)
+    for p in paths:
+        mode, sha = entries[p]
+        proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
+            ["git", "-C", str(repo), "cat-file", "blob", sha], capture_output=True,
+            env=_env(None), check=False)
+        if proc.returncode != 0:
+            raise PlanStateError(f"git cat-file failed in {repo}: "
+                                 f"{' '.join(proc.stderr.decode('utf-8', 'replace').split())}")
+        target = repo / p
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(proc.stdout)
+        target.chmod(0o755 if mode == "100755" else 0o644)
 
 
 def _blobs(repo: Path, index: str) -> set[str]:
@@ -236,10 +312,12 @@ def restore(repo: Path, ref: str, *, keep: Sequence[Path] = (),
         removed = sorted(current - wanted)
         for rel in removed:
             _remove(root, rel)
-        if wanted:
+        raw = set(_raw_paths(repo, sorted(wanted), index=then_index))
+        if wanted - raw:
             # checkout-index takes paths relative to the repo dir (cwd), like `git add`
-            paths = "\0".join(sorted(wanted)).encode("utf-8", "surrogateescape")
+            paths = "\0".join(sorted(wanted - raw)).encode("utf-8", "surrogateescape")
             _git(repo, "checkout-index", "-f", "-z", "--stdin", index=then_index, stdin=paths)
+        _write_raw(repo, then_index, sorted(raw))
     return removed
 
 
@@ -265,10 +343,13 @@ def preserve(repo: Path, plan_id: str, ref: str, *, keep: Sequence[Path] = ()) -
         # an ignored file the snapshot has would be overwritten: save it too
         forced = sorted(p for p in wanted - current if (root / p).is_file()
                         and not (root / p).is_symlink())
+        raw = _raw_paths(repo, forced)
+        forced = [p for p in forced if p not in raw]
         if forced:
             paths = "\0".join(forced).encode("utf-8", "surrogateescape")
             _git(repo, "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul",
                  index=now_index, stdin=paths)
+        _add_raw(repo, now_index, raw)
         tree = _git(repo, "write-tree", index=now_index).strip()
         then_tree = _git(repo, "write-tree", index=then_index).strip()
     if tree == then_tree:

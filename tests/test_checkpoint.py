@@ -143,3 +143,42 @@ def test_restore_unknown_or_foreign_ref(tmp_path: Path) -> None:
         restore(repo, "refs/plan07/p/CP9")
     with pytest.raises(InputError, match="not a plan07 checkpoint ref"):
         restore(repo, "refs/heads/main")
+
+
+@pytest.mark.parametrize("sub", ["", "sub"])
+def test_a_file_git_cannot_re_encode_is_snapshotted_and_restored_byte_for_byte(
+        tmp_path: Path, sub: str) -> None:
+    # sphinx's .gitattributes names `working-tree-encoding=iso-8859` (no such charset) and a
+    # UTF-16 file needs a BOM: `git add` refuses both, so a CP0 snapshot failed
+    top = make_repo(tmp_path / "r")
+    repo = top / sub if sub else top
+    (repo / "enc").mkdir(parents=True)
+    (repo / ".gitattributes").write_text("*.inc working-tree-encoding=UTF-16\n"
+                                         "enc/*.txt working-tree-encoding=iso-8859\n")
+    bad = {"wrongenc.inc": b"no BOM, odd length", "enc/latin.txt": b"Stra\xdfe M\xfcller\n",
+           "ok.inc": "\ufeffhi".encode("utf-16-le")}
+    for rel, data in bad.items():
+        (repo / rel).write_bytes(data)
+    (repo / "enc" / "run.txt").write_bytes(b"\xff exec\n")
+    (repo / "enc" / "run.txt").chmod(0o755)
+    before = user_state(top)
+
+    ref = snapshot(repo, "plan-1", "CP0")
+    assert ref == "refs/plan07/plan-1/CP0"
+    prefix = f"{sub}/" if sub else ""
+    for rel, data in bad.items():  # stored as the work tree has it, not re-encoded
+        blob = subprocess.run(["git", "-C", str(top), "cat-file", "blob", f"{ref}:{prefix}{rel}"],
+                              check=True, capture_output=True).stdout
+        assert blob == data, rel
+    assert "100755" in git(top, "ls-tree", ref, f"{prefix}enc/run.txt")
+
+    for rel in bad:
+        (repo / rel).write_bytes(b"changed\n")
+    (repo / "enc" / "run.txt").unlink()
+    (repo / "enc" / "new.txt").write_bytes(b"added \xe9\n")
+    assert restore(repo, ref) == ["enc/new.txt"]
+    for rel, data in bad.items():
+        assert (repo / rel).read_bytes() == data, rel
+    assert (repo / "enc" / "run.txt").read_bytes() == b"\xff exec\n"
+    assert (repo / "enc" / "run.txt").stat().st_mode & 0o100
+    assert user_state(top) == before
