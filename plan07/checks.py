@@ -19,7 +19,6 @@ node is neither failed nor replanned.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +56,6 @@ class GateContext:
     changed_py: Sequence[str] | None = None  # None: unknown (no git) -> every .py file
     landed: bool = False  # a non-test modify of the plan was validated already
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    pycache: Path | None = field(default_factory=lambda: default_pycache())
 
 
 @dataclass(frozen=True)
@@ -124,37 +122,12 @@ def python_files(repo: Path) -> list[str]:
     return out
 
 
-def default_pycache() -> Path:
-    """A bytecode cache of plan07's own outside any repo, kept between checks and runs (its
-    layout mirrors absolute paths, so one serves every repo)."""
-    import tempfile
-
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"plan07-pycache-{uid}"
-
-
 def bytecode_env(ctx: GateContext, base: Mapping[str, str]) -> dict[str, str]:
-    """Keep the repo's bytecode cache: Python writes `__pycache__` as the user's own runs do
-    when the repo ignores it (git), else to `ctx.pycache`, outside the repo (kept between
-    checks, so nothing is recompiled that did not change)."""
-    env = dict(base)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    if ctx.pycache is not None and not _ignores_pycache(ctx.repo):
-        env["PYTHONPYCACHEPREFIX"] = str(ctx.pycache)
-    return env
-
-
-@functools.cache
-def _ignores_pycache(repo: Path) -> bool:
-    import subprocess
-
-    try:
-        proc = subprocess.run(  # noqa: S603 - fixed argv
-            ["git", "-C", str(repo), "check-ignore", "-q", "__pycache__/plan07.cpython.pyc"],
-            capture_output=True, check=False, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return proc.returncode == 0
+    """The check writes no bytecode: Python judges a cached .pyc fresh by its source's mtime in
+    whole seconds and its size, so an edit of the same size within the second after a check that
+    wrote one would have the next check run the old code."""
+    del ctx
+    return {**base, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def check_node(node: PlanNode, ctx: GateContext, *, timeout: float = 120.0) -> Verdict:

@@ -119,7 +119,7 @@ def run_env(interp: Interpreter, base: Mapping[str, str]) -> dict[str, str]:
     test), and, on plan07's own interpreter, no plugin autoloading (its plugins are plan07's,
     not the repo's). The repo's interpreter loads the repo's plugins as it always does."""
     env = {k: v for k, v in base.items()
-           if not k.startswith(("PYTEST_", "COV_CORE_")) and k != "PYTHONDONTWRITEBYTECODE"
+           if not k.startswith(("PYTEST_", "COV_CORE_"))
            or k == "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}  # loads less, never more: kept
     if interp.own:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
