@@ -88,9 +88,9 @@ def test_run_env_drops_plan07s_pytest_settings() -> None:
             "PYTHONDONTWRITEBYTECODE": "1", "VIRTUAL_ENV": sys.prefix}
     own = run_env(OWN, base)
     assert own == {"PATH": "/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                   "VIRTUAL_ENV": sys.prefix}
+                   "PYTHONDONTWRITEBYTECODE": "1", "VIRTUAL_ENV": sys.prefix}
     theirs = run_env(Interpreter("/r/.venv/bin/python", ".venv"), base)
-    assert theirs == {"PATH": "/bin", "VIRTUAL_ENV": "/r/.venv"}
+    assert theirs == {"PATH": "/bin", "PYTHONDONTWRITEBYTECODE": "1", "VIRTUAL_ENV": "/r/.venv"}
 
 
 def test_plan07s_plugins_never_load_into_the_repos_run(repo: Path,
