@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from plan07.api import Planner
+    from plan07.model import DriverView
 
 JSON_HELP = "Print machine-readable JSON instead of human output."
 
@@ -31,6 +32,17 @@ def to_jsonable(obj: Any) -> Any:
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
+
+
+def next_data(planner: Planner, view: DriverView | None) -> dict[str, Any]:
+    """What `plan07 next --json` (and `resume --json`) prints: the view, or, with nothing left
+    to hand out, whether the plan may terminate and what blocks it."""
+    if view is None:
+        blockers = planner.termination_blockers()
+        return {"node_id": None, "can_terminate": not blockers, "termination_blockers": blockers}
+    from plan07.driver import as_data
+
+    return as_data(view)
 
 
 def read_text(path: str, *, what: str) -> str:

@@ -13,6 +13,7 @@ from plan07.cli._common import (
     JsonOpt,
     StateOpt,
     console,
+    next_data,
     open_planner,
     print_json,
     read_text,
@@ -93,17 +94,18 @@ def plan(
 
 def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The single actionable obligation (§3.4), nothing of the rest of the schedule."""
-    from plan07 import driver
-
     planner = open_planner(state)
     view = planner.next()
+    if as_json:
+        data = next_data(planner, view)
+        print_json(data)
+        if data.get("termination_blockers"):
+            raise typer.Exit(1)
+        return
     if view is None:
         # §3.1 step 2: nothing left to hand out; the plan ends only if it may terminate
         blockers = planner.termination_blockers()
-        if as_json:
-            print_json({"node_id": None, "can_terminate": not blockers,
-                        "termination_blockers": blockers})
-        elif blockers:
+        if blockers:
             typer.echo("nothing left to hand out, but the plan cannot terminate:")
             for line in blockers:
                 typer.echo(f"  {line}")
@@ -112,9 +114,6 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
                        "criterion is settled")
         if blockers:
             raise typer.Exit(1)
-        return
-    if as_json:
-        print_json(driver.as_data(view))
         return
     pre = ", ".join(view.preconditions) or "none"
     b = view.permitted_actions.bounds

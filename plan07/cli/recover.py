@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from plan07.cli._common import JsonOpt, StateOpt, print_json
+from plan07.cli._common import JsonOpt, StateOpt, next_data, print_json
 
 
 def feedback(
@@ -66,19 +66,13 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
     The plan state (and, in a git work tree, the files) return to the last checkpoint; the
     obligation to continue with is printed, as `plan07 next` does."""
-    from plan07 import driver
     from plan07.api import Planner
 
     planner = Planner.open(state)
     view = planner.resume()
     saved = planner.restored.saved if planner.restored is not None else None
     if as_json:  # the shape of `plan07 next --json`; the saved ref on stderr
-        if view is None:
-            blockers = planner.termination_blockers()
-            print_json({"node_id": None, "can_terminate": not blockers,
-                        "termination_blockers": blockers})
-        else:
-            print_json(driver.as_data(view))
+        print_json(next_data(planner, view))
         _say_saved(saved, err=True)
         return
     _say_saved(saved)
