@@ -12,7 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from plan07.api import Planner, enabled, route
+    from plan07.api import Planner
     from plan07.errors import (
         InputError,
         LLMUnavailable,
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         PlanStateError,
         RuleError,
     )
+    from plan07.flag import enabled, route
 
 __all__ = [
     "InputError",
@@ -36,8 +37,8 @@ __all__ = [
 
 _WHERE = {
     "Planner": "plan07.api",
-    "route": "plan07.api",
-    "enabled": "plan07.api",
+    "route": "plan07.flag",
+    "enabled": "plan07.flag",
     "InputError": "plan07.errors",
     "LLMUnavailable": "plan07.errors",
     "ModelOutputError": "plan07.errors",

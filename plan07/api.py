@@ -1,5 +1,6 @@
 """The library API a harness drives: `Planner` (plan, next, report, complete, feedback, rollback,
-resume) and the `PLAN` feature flag router (§8).
+resume). The `PLAN` feature flag router (§8) is plan07.flag; the pipeline `create` persists is
+plan07.pipeline.
 
 `Planner` is a thin transaction shell: each method takes the plan's lock, loads plan.json, runs one
 pure step of plan07.transitions over it, and saves it when it changed (`state.transaction`). The
@@ -9,14 +10,13 @@ effects (the gate's check, a scoped model call) run outside the lock, between tw
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from plan07 import artifact as A
 from plan07 import caps, state, transitions
-from plan07.errors import InputError, ModelOutputError, Plan07Error, PlanStateError
+from plan07.errors import InputError, Plan07Error, PlanStateError
 from plan07.model import (
     Checkpoint,
     Decomposition,
@@ -32,28 +32,8 @@ from plan07.model import (
 )
 
 if TYPE_CHECKING:
-    from plan07.checkpoint import Restored
     from plan07.llm import LLMClient
-
-FLAG_ENV = "PLAN"
-Route = Literal["plan07", "current"]
-
-
-def route(task: object | None = None, *, env: Mapping[str, str] | None = None) -> Route:
-    """§8 feature flag: `PLAN=plan07|current` (default `current`) decides which path a harness
-    takes for `task`; switching back needs no code change. `task` is accepted so the A/B harness
-    (§7) can route per task; the flag alone decides."""
-    del task
-    value = (os.environ if env is None else env).get(FLAG_ENV, "").strip() or "current"
-    if value not in ("plan07", "current"):
-        raise InputError(f"PLAN={value!r}; use PLAN=plan07 or PLAN=current", field=FLAG_ENV)
-    return "plan07" if value == "plan07" else "current"
-
-
-def enabled(env: Mapping[str, str] | None = None) -> bool:
-    """True iff the harness should plan with plan07 (PLAN=plan07)."""
-    return route(env=env) == "plan07"
-
+    from plan07.records import Restored
 
 class Planner:
     """One persisted plan in `state_dir`. Create it with `Planner.create`, reopen it with
@@ -100,40 +80,12 @@ class Planner:
         interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own),
         its test command (`test_command`, a JSON argv template, else [tool.plan07] of the repo's
         pyproject.toml, else pytest) and the CP0 baseline of the plan's tests."""
-        from plan07 import checkpoint, gate
-        from plan07.canonicalize import canonicalize
-        from plan07.decompose import decompose
-        from plan07.evidence import build_evidence, neighbourhood
-        from plan07.llm import make_client
-        from plan07.obliggraph import derive_order
+        from plan07 import checkpoint, gate, pipeline, records
 
         repo = Path(repo)
-        if not repo.is_dir():
-            raise InputError("repository directory not found", field="--repo", source=str(repo))
-        if not (isinstance(max_retries, int) and 0 <= max_retries <= caps.MAX_RETRIES_CAP):
-            raise InputError(f"max_retries {max_retries!r} must be an int in "
-                             f"0..{caps.MAX_RETRIES_CAP}", field="max_retries")
-        requirement = canonicalize(request, task_text)
-        if evidence is None:
-            evidence = build_evidence(repo, request=request)
-        client = make_client(llm) if isinstance(llm, str) else llm
-        dec = decompose(requirement, evidence, client)
-        if not dec.obligations:
-            why = "re-scope it into smaller requests" if dec.rescope else "re-canonicalize it"
-            raise ModelOutputError(
-                f"the decomposition gave no obligations ({dec.reason or 're_decompose'}); "
-                f"nothing was planned: {why} (§4 fallback)",
-                raw=dec.raw or "",
-            )
-        order = derive_order(dec.obligations, evidence, engine=engine) if ordering \
-            else OrderResult()
-        kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
-        artifact = A.build(
-            requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
-            llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
-            usage=[dec.usage] if dec.usage else [], now=now or A.now(), plan_id=plan_id,
-        )
-        artifact.max_retries = max_retries
+        artifact, evidence, client = pipeline.build(
+            request, repo=repo, evidence=evidence, llm=llm, engine=engine, task_text=task_text,
+            plan_id=plan_id, now=now, max_retries=max_retries, ordering=ordering)
         if plan_id is not None:
             checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
@@ -144,27 +96,27 @@ class Planner:
         A.record(artifact, cp0.id, "checkpoint", A.checkpoint_trace(cp0), time=now or A.now())
         # everything that can refuse runs before anything is written: a refused plan leaves no
         # file, lock or ref, and an older plan in `d` whole
-        ref = checkpoint.planned_ref(d, repo.resolve(), artifact.plan_id, cp0.id)
+        ref = records.planned_ref(d, repo.resolve(), artifact.plan_id, cp0.id)
         artifact.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
         artifact.checkpoint_seq, artifact.epoch = 1, 0  # CP0 is record 1; nothing handed out
         prepared = state.prepare(artifact)  # refused (cap named) here, nothing written yet
         with state.lock(d):
             # issue 15: an older plan here stays whole until the new plan.json is written (its
             # records live under their own plan id); a half-written new plan is discarded by
-            # the next command (`checkpoint.recover`), never adopted
+            # the next command (`records.recover`), never adopted
             older = _load_or_none(d)
             if older is not None:
-                checkpoint.recover(d, older)
+                records.recover(d, older)
             gate.write_baseline(d, info, base)  # CP0: the content the baseline ran on
             # the plan state as plan.json holds it (a large evidence bundle in its sidecar)
-            taken, seq = checkpoint.record(d, prepared.out, artifact.checkpoints[0],
-                                           check_owner=False, seq=1,
+            taken, seq = records.record(d, prepared.out, artifact.checkpoints[0],
+                                        check_owner=False, seq=1,
                                            tree=gate.git_tree(info.cp0_tree))
             if taken.git_ref != ref or seq != 1:
                 raise PlanStateError(f"the CP0 snapshot went to {taken.git_ref}, not {ref}")
             state.write(d, artifact, prepared)  # the commit point: plan.json names the new plan
             # what the plan this one replaced kept beside it (only after the save)
-            checkpoint.clear_other_plans(d, artifact.plan_id)
+            records.clear_other_plans(d, artifact.plan_id)
             used = {o.file for o in (artifact.audit_overflow, artifact.revisions_overflow) if o}
             for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW):
                 if stale not in used:
@@ -365,43 +317,32 @@ class Planner:
 
     def _return_to(self, to: str | None, *, files_required: bool, event: str) -> Restored:
         """Write-ahead (issue 15): the files are restored first (whatever the restore overwrites
-        or removes is saved before, stash-like: `checkpoint.preserve`), then plan.json commits
+        or removes is saved before, stash-like: `records.restore_files`), then plan.json commits
         the return (`checkpoint_seq` = the target's seq), and only then are the later records
         and their refs dropped; a kill anywhere leaves a state `resume` continues from."""
-        from plan07 import checkpoint
+        from plan07 import records
 
         with state.transaction(self.state_dir) as tx:
             art = tx.art
-            records = checkpoint.reached(self.state_dir, art.plan_id, upto=art.checkpoint_seq)
-            target = checkpoint.pick(records, to)
+            done = records.reached(self.state_dir, art.plan_id, upto=art.checkpoint_seq)
+            target = records.pick(done, to)
             cp, repo = target.checkpoint, Path(art.repo) if art.repo else None
             if files_required and cp.git_ref is None:
                 raise PlanStateError(
                     f"rollback restores files from git snapshots, and {art.repo or 'the repo'} "
                     "is not a git work tree (no snapshot was taken at "
                     f"{cp.id}); restore the files yourself, or `git init` before planning")
-            removed: list[str] = []
-            saved: str | None = None
-            if cp.git_ref is not None and repo is not None:
-                source = target.source or cp.git_ref
-                saved = checkpoint.preserve(repo, art.plan_id, source, keep=[self.state_dir])
-                removed = checkpoint.restore(repo, cp.git_ref, keep=[self.state_dir],
-                                             commit=target.commit)
-            files = (f"files restored from {cp.git_ref}" + (f", removed {', '.join(removed)}"
-                                                             if removed else "")
-                     if cp.git_ref else "files not restored (not a git work tree)")
-            if saved:
-                files += f"; what the restore replaced is saved in {saved}"
-            tx.art = transitions.returned(art, target.plan, cp, event, files, time=A.now(),
-                                          seq=target.seq)
-            later = [r for r in records if r.seq > target.seq]
-            kept = [r for r in records if r.seq <= target.seq]
+            restored = records.restore_files(self.state_dir, repo, art.plan_id, target)
+            tx.art = transitions.returned(art, target.plan, cp, event, restored.files,
+                                          time=A.now(), seq=target.seq)
+            later = [r for r in done if r.seq > target.seq]
+            kept = [r for r in done if r.seq <= target.seq]
         # after the commit point: the later records go, their refs first
-        checkpoint.forget(self.state_dir, repo, later, keep=kept)
+        records.forget(self.state_dir, repo, later, keep=kept)
         state.drop_evidence_except(self.state_dir, {tx.art.evidence_file, *(
             r.plan.evidence_file for r in kept)})
-        self.restored = checkpoint.Restored(cp.id, cp.git_ref, removed, saved)
-        return self.restored
+        self.restored = restored
+        return restored
 
     # -----------------------------------------------------------------------------------------
     # effects
@@ -420,13 +361,13 @@ class Planner:
         """A checkpoint was reached (every earlier obligation validated): audited, the repo's
         files snapshotted under refs/plan07/<plan>/<CP> when it is a git tree (`cp.git_ref`),
         and the plan state recorded beside plan.json for rollback/resume."""
-        from plan07 import checkpoint, gate
+        from plan07 import gate, records
 
         A.record(art, cp.id, "checkpoint", A.checkpoint_trace(cp), time=A.now())
         # write-ahead (issue 15): the record, then its ref; plan.json, saved by the caller's
         # transaction with the record's seq, is the commit point
-        taken, art.checkpoint_seq = checkpoint.record(self.state_dir, art, cp,
-                                                      tree=gate.git_tree(tree))
+        taken, art.checkpoint_seq = records.record(self.state_dir, art, cp,
+                                                   tree=gate.git_tree(tree))
         ref = taken.git_ref
         for i, c in enumerate(art.checkpoints):
             if c.id == cp.id:

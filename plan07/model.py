@@ -1,9 +1,10 @@
 """Pydantic models for every artifact of spec 07, with its caps enforced. Pure.
 
 One model per artifact: the requirement (§3.1), the obligation record (§3.2/§4), the
-decomposition result (§4), the evidence bundle (design.md), the derived order (§3.2), the plan
-DAG (§3.3), the driver view (§3.4) and the persisted plan artifact (§3.7). JSON Schemas shipped in
-`plan07/schemas/` are generated from these (see plan07.schema); a test fails on drift.
+decomposition result (§4), the evidence bundle (defined in plan07.bundle, public here), the
+derived order (§3.2), the plan DAG (§3.3), the driver view (§3.4) and the persisted plan artifact
+(§3.7). JSON Schemas shipped in `plan07/schemas/` are generated from these (see plan07.schema); a
+test fails on drift. The shared field types and the strict base are plan07.fields'.
 """
 
 from __future__ import annotations
@@ -13,33 +14,33 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from plan07 import caps
+
+# the evidence bundle's models live in plan07.bundle and are public here, beside every other
+# artifact's model (the `as` marks each a re-export)
+from plan07.bundle import ContextItem as ContextItem
+from plan07.bundle import EdgeKind as EdgeKind
+from plan07.bundle import Evidence as Evidence
+from plan07.bundle import Impact as Impact
+from plan07.bundle import ImpactEdge as ImpactEdge
+from plan07.bundle import Localization as Localization
+from plan07.bundle import NodeKind as NodeKind
+from plan07.bundle import Recon as Recon
+from plan07.bundle import ReconEdge as ReconEdge
+from plan07.bundle import ReconNode as ReconNode
+from plan07.bundle import SoftRank as SoftRank
+from plan07.fields import (
+    Entity,
+    Field500,
+    NodeState,
+    NonBlank,
+    ObligationId,
+    Predicate,
+    Status,
+    Strict,
+    Unit,
+    Verb,
+)
 from plan07.vocab import CheckKind, duplicates
-
-
-class Strict(BaseModel):
-    """Unknown keys are an error, not ignored (design.md: evidence bundle, all artifacts)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)
-
-
-# A non-blank string: at least one non-space character.
-NonBlank = r"\S"
-
-Predicate = Annotated[
-    str, StringConstraints(min_length=1, max_length=caps.PREDICATE_MAX_CHARS, pattern=NonBlank)
-]
-ObligationId = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=caps.ID_MAX_CHARS, pattern=r"^[A-Za-z0-9_.:-]+$"),
-]
-Entity = Annotated[str, StringConstraints(min_length=1, max_length=caps.ENTITY_MAX_CHARS)]
-Field500 = Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)]
-Unit = Annotated[float, Field(ge=0.0, le=1.0)]
-
-Verb = Literal["modify", "preserve", "validate"]
-Status = Literal["ready", "blocked", "alternative"]
-NodeState = Literal["pending", "complete", "failed"]
-
 
 # ---------------------------------------------------------------------------------------------
 # §3.1 requirement artifact
@@ -106,75 +107,6 @@ class Decomposition(Strict):
 
 
 # ---------------------------------------------------------------------------------------------
-# Evidence bundle (design.md "Evidence bundle"; every key optional, unknown keys an error)
-
-NodeKind = Literal[
-    "module", "class", "function", "method", "test", "migration", "config", "schema"
-]
-EdgeKind = Literal[
-    "calls", "imports", "inherits", "uses_type", "tests", "reads", "writes", "defines",
-    "by_name", "references",
-]
-# Impact causes are an open set (any string); which ones order the plan is the rule file's to
-# say (rules/ordering.dl: breaking_cause, consumer_cause, and the "migration" rules).
-
-
-class ReconNode(Strict):
-    id: Entity
-    kind: NodeKind
-    file: str | None = None
-    line: int | None = None
-    signature: Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)] | None = None
-
-
-class ReconEdge(Strict):
-    src: Entity
-    dst: Entity
-    kind: EdgeKind
-
-
-class Recon(Strict):
-    nodes: list[ReconNode] = []
-    edges: list[ReconEdge] = []
-
-
-class ImpactEdge(Strict):
-    src: Entity
-    dst: Entity
-    relation: Annotated[str, StringConstraints(min_length=1, max_length=64)]
-    cause: Annotated[str, StringConstraints(min_length=1, max_length=64)]
-    confidence: Unit
-
-
-class Impact(Strict):
-    edges: list[ImpactEdge] = []
-
-
-class Localization(Strict):
-    entity: Entity
-    score: Unit
-
-
-class ContextItem(Strict):
-    entity: Entity
-    summary: Field500
-
-
-class SoftRank(Strict):
-    lex: Unit = 0.0
-    cochange: Unit = 0.0
-
-
-class Evidence(Strict):
-    """The 03/04/05/06 evidence bundle: recon graph, impact DAG, localization, context, ranks."""
-
-    recon: Recon = Recon()
-    impact: Impact = Impact()
-    localization: list[Localization] = []
-    context: list[ContextItem] = []
-    soft_rank: dict[str, SoftRank] = {}
-
-
 # ---------------------------------------------------------------------------------------------
 # §3.2 the derived order: edges with their rule, and temporal-consistency violations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from plan07.model import Strict
+from plan07.fields import Strict
 
 ProofKind = Literal["derived", "fact", "absent", "comparison", "cut"]
 

@@ -293,7 +293,7 @@ class Transaction:
 def transaction(d: Path) -> Iterator[Transaction]:
     """Read-modify-write under the lock (`lock`): load, let the caller change `tx.art`, save on
     success when something changed. The only read-modify-write of a plan."""
-    from plan07.checkpoint import recover
+    from plan07.records import recover
 
     with lock(d):
         tx = Transaction(load(d))

@@ -158,7 +158,7 @@ class Outcome:
 
 def run_point(sc: Scenario, syscall: str, n: int) -> Outcome:
     """Kill `sc.command` at call `n` of `syscall`, then check recovery (see the module doc)."""
-    from plan07 import checkpoint
+    from plan07 import records as records_mod
     from plan07 import state as st
     from plan07.api import Planner
     from plan07.artifact import reached_checkpoints
@@ -193,7 +193,7 @@ def run_point(sc: Scenario, syscall: str, n: int) -> Outcome:
                 check((node.id, "passed") in events, f"{node.id} complete without a passed row")
         for cp in reached_checkpoints(art):
             check((cp, "checkpoint") in events, f"{cp} reached without a checkpoint row")
-        records = checkpoint.reached(sc.state, art.plan_id, upto=art.checkpoint_seq)
+        records = records_mod.reached(sc.state, art.plan_id, upto=art.checkpoint_seq)
         owned = {r.checkpoint.git_ref for r in records if r.checkpoint.git_ref}
         refs = set(git(sc.repo, "for-each-ref", "--format=%(refname)",
                        f"refs/plan07/{art.plan_id}/").split())

@@ -6,7 +6,7 @@ records it leaves.
 For each checkout: `Planner.create` of its benchmark request (builtin decomposer, plan07's own
 evidence of the checkout) in a fresh child process, each stage's CPU time taken by wrapping the
 library functions the pipeline calls (canonicalize, decompose, derive_order, neighbourhood,
-state.prepare / state.write, checkpoint.record), the peak RSS, the sizes written. Printed per
+state.prepare / state.write, records.record), the peak RSS, the sizes written. Printed per
 repository, and per 10k evidence edges (a linear stage has a flat per-edge cost across the three
 repositories).
 
@@ -41,7 +41,8 @@ STAGES = [  # (module, function): whichever exist in this version of plan07
     ("plan07.evidence", "neighbourhood"),
     ("plan07.state", "prepare"),
     ("plan07.state", "write"),
-    ("plan07.checkpoint", "record"),
+    ("plan07.checkpoint", "record"),  # before the records module
+    ("plan07.records", "record"),
 ]
 
 
@@ -49,7 +50,10 @@ def _wrap(times: dict[str, float]) -> None:
     import importlib
 
     for mod_name, fn_name in STAGES:
-        mod = importlib.import_module(mod_name)
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError:
+            continue
         fn = getattr(mod, fn_name, None)
         if fn is None:
             continue
@@ -69,7 +73,7 @@ def one(name: str, repo: Path, cache: Path, work: Path) -> dict[str, Any]:
     ev = common.evidence(name, repo, cache)
     times: dict[str, float] = {}
     _wrap(times)
-    from plan07 import checkpoint, state
+    from plan07 import records, state
     from plan07.api import Planner
 
     state_dir = work / f"state-{name}"
@@ -100,7 +104,7 @@ def one(name: str, repo: Path, cache: Path, work: Path) -> dict[str, Any]:
     for i in range(1, 10):
         cp = art.checkpoints[0].model_copy(update={"id": f"CP{100 + i}"})
         c = time.process_time()
-        checkpoint.record(state_dir, bare, cp, check_owner=False)
+        records.record(state_dir, bare, cp, check_owner=False)
         rec.append(time.process_time() - c)
     return {"name": name, "edges": len(ev.recon.edges), "nodes": len(ev.recon.nodes),
             "obligations": len(art.nodes), "total_s": total, "stages": times, "rss_mib": rss,
