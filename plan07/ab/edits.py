@@ -37,11 +37,24 @@ class Edit:
 
 @dataclass(frozen=True)
 class Applied:
-    """What an applied edit really changed: revert replaces `written` by `old` (or deletes)."""
+    """What an applied edit really changed: revert replaces `written` by `old` (or deletes),
+    where it was written (`at`, its offset): a cut-off write's text can occur earlier in the
+    file too, and undoing that occurrence would corrupt the file."""
 
     file: str
     old: str | None
     written: str
+    at: int = -1
+
+    def undo(self, text: str) -> str:
+        """`text` (the file, this edit applied) with this edit undone."""
+        assert self.old is not None
+        at = self.at
+        if not (at >= 0 and text[at:at + len(self.written)] == self.written):
+            at = text.find(self.written)  # the file moved under it: its first occurrence
+        if at < 0:
+            raise EditRejected(f"{self.file}: cannot revert, written text no longer present")
+        return text[:at] + self.old + text[at + len(self.written):]
 
 
 class EditRejected(Exception):
@@ -70,8 +83,9 @@ def apply_edit(repo: Path, edit: Edit) -> Applied:
     n = text.count(edit.old)
     if n != 1:
         raise EditRejected(f"{edit.file}: old text found {n} times, expected exactly once")
-    path.write_text(text.replace(edit.old, edit.new, 1), "utf-8")
-    return Applied(edit.file, edit.old, edit.new)
+    at = text.index(edit.old)
+    path.write_text(text[:at] + edit.new + text[at + len(edit.old):], "utf-8")
+    return Applied(edit.file, edit.old, edit.new, at)
 
 
 def revert(repo: Path, applied: Applied) -> None:
@@ -80,10 +94,7 @@ def revert(repo: Path, applied: Applied) -> None:
     if applied.old is None:
         path.unlink(missing_ok=True)
         return
-    text = path.read_text("utf-8")
-    if text.count(applied.written) < 1:
-        raise EditRejected(f"{applied.file}: cannot revert, written text no longer present")
-    path.write_text(text.replace(applied.written, applied.old, 1), "utf-8")
+    path.write_text(applied.undo(path.read_text("utf-8")), "utf-8")
 
 
 def revert_all(repo: Path, applied: list[Applied]) -> None:
