@@ -2,7 +2,9 @@
 
 `Checker.check(repo)` really runs the repo's tests (in a forked child of a long-lived worker
 process, see plan07.ab.worker). `Consistency` applies the §7.2 definition: a state is valid iff
-every .py file compiles and every test that passed in any earlier state still passes.
+every .py file compiles and no test that passed in any earlier state is broken now -- failing,
+or in a file whose collection errored (`CheckResult.broken`). A test the change itself removed
+or renamed (a rewritten parameter id is a new test id) is no longer collected and is not broken.
 """
 
 from __future__ import annotations
@@ -28,6 +30,25 @@ class CheckResult:
     @property
     def green(self) -> bool:
         return self.build_ok and not self.failed and not self.error_files
+
+    def broken(self, good: set[str] | frozenset[str]) -> set[str]:
+        """The tests of `good` (passed in some earlier state) this state breaks: failing now, or
+        in a file that errored at collection (a conftest.py's error covers its directory). A
+        test no longer collected without an error (removed or renamed by the change) is not
+        broken: it no longer exists. Every test when no test ran at all (a timeout, a conftest
+        that does not import, a worker error)."""
+        if not self.passed and not self.failed:
+            return set(good)
+        dirs = [e.rsplit("/", 1)[0] if "/" in e else "" for e in self.error_files
+                if e.endswith("conftest.py")]
+        files = set(self.error_files)
+
+        def errored(test: str) -> bool:
+            f = test.split("::", 1)[0]
+            return f in files or any(d == "" or f.startswith(d + "/") for d in dirs) or any(
+                f.startswith(e.rstrip("/") + "/") for e in files if not e.endswith(".py"))
+
+        return {t for t in good if t in self.failed or (t not in self.passed and errored(t))}
 
     def satisfies(self, validation: str) -> bool:
         """Does this state pass a validation string (same grammar as plan07.validate)?"""
@@ -116,8 +137,8 @@ def imports_of(validations: list[str]) -> list[str]:
 
 class Consistency:
     """§7.2 temporal consistency, tracked over one strategy run: `observe` each state after an
-    executed step; it is valid iff the repo builds and every test that passed in any earlier
-    observed state (the baseline included) still passes."""
+    executed step; it is valid iff the repo builds and no test that passed in any earlier
+    observed state (the baseline included) is broken (`CheckResult.broken`)."""
 
     def __init__(self, baseline: CheckResult) -> None:
         self.good: set[str] = set(baseline.passed)
@@ -125,7 +146,7 @@ class Consistency:
         self.baseline_ok = baseline.build_ok
 
     def observe(self, r: CheckResult) -> bool:
-        ok = r.build_ok and self.good <= r.passed
+        ok = r.build_ok and not r.broken(self.good)
         self.states.append(ok)
         self.good |= r.passed
         return ok

@@ -62,7 +62,10 @@ def _child(req: dict[str, Any]) -> dict[str, Any]:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    args = ["-q", "-p", "no:cacheprovider", *req.get("paths", ["."])]
+    # one file's collection error must not hide the others' outcomes (pytest stops the whole
+    # session on it by default): every other test file still runs and reports
+    args = ["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
+            *req.get("paths", ["."])]
     pytest.main(args, plugins=[col])
     imports = {}
     for mod in req.get("imports", []):
