@@ -123,40 +123,30 @@ def test_skipping_ordering_breaks_intermediate_states_on_a_widening_task(
     assert not all(unordered.steps)
 
 
-class _Recorder:
-    """Stands in for a Planner where only the harness side of feedback is under test."""
-
-    def __init__(self) -> None:
-        self.fed: list[object] = []
-        self.usage: list[object] = []
-
-    def feedback(self, fb: object) -> list[object]:
-        self.fed.append(fb)
-        return []
-
-
 @pytest.mark.parametrize(("broken", "fed"), [(set(), 0), ({"tests/w0/test_a.py::test_x"}, 1)])
 def test_revision_trigger_feeds_broken_tests_as_impact_feedback(
         tmp_path: Path, checker: Checker, broken: set[str], fed: int) -> None:
     from plan07.ab.planned import _Drive
     from plan07.ab.run import Session
-    from plan07.model import DriverView, PermittedActions
+    from plan07.model import Evidence
     from plan07.vocab import dotted_test as _test_entity
 
     task = widen_task()
     s = Session("plan07", task, write_repo(task, tmp_path / "r"), ScriptedExecutor(0), checker, 2)
-    view = DriverView(node_id="O1", obligation="modify", target_entity="pkg.core.fmt",
-                      preconditions={}, permitted_actions=PermittedActions(),
-                      required_validation="compile")
-    p = _Recorder()
-    _Drive(s, tmp_path, Ablation(), "clingo")._feedback(p, view, broken)
-    assert len(p.fed) == fed
+    d = _Drive(s, tmp_path / "state", Ablation(), "clingo")
+    p = d.plan(list(task.obligations), Evidence(), retry=False)  # no recon: any end is known
+    view = p.next()
+    seen: list[object] = []
+    real = p.feedback
+    p.feedback = lambda fb: (seen.append(fb), real(fb))[1]  # type: ignore[method-assign]
+    d._feedback(p, view, broken)
+    assert len(seen) == fed
     assert s.result.feedbacks == fed
     if fed:
-        (fb,) = p.fed
-        assert fb.caused_by == "O1"  # type: ignore[attr-defined]
+        (fb,) = seen
+        assert fb.caused_by == view.node_id  # type: ignore[attr-defined]
         (edge,) = fb.impact_edges  # type: ignore[attr-defined]
-        assert (edge.src, edge.dst) == ("pkg.core.fmt", "tests.w0.test_a.test_x")
+        assert (edge.src, edge.dst) == (view.target_entity, "tests.w0.test_a.test_x")
     assert _test_entity("tests/a/test_b.py::test_c[1]") == "tests.a.test_b.test_c"
 
 
@@ -174,3 +164,18 @@ def test_a_validate_step_with_nothing_to_fix_makes_no_model_call(
     assert all(c["tokens"] == 0 for c in checked)
     assert not validate & {o for c in called for o in c["asked"]}
     assert r.calls == len(called) == len(task.steps) - len(validate)
+
+
+def test_a_merged_node_runs_every_members_step(tmp_path: Path, checker: Checker) -> None:
+    """The callee's slip fails in its consumer test's check: the runtime backstop merges the
+    two into one atomic node, which the harness executes as both members' steps at once (it
+    used to find no gold step for the merged id and pass its check with no edit made)."""
+    task = widen_task()
+    callee = next(s for s in task.steps if s.obligation.target_entity.endswith(".fmt_w0"))
+    r = run("plan07", task, tmp_path, checker,
+            FaultConfig(force=((callee.id, "wrong_arg_name", 1),)))
+    assert r.resolved, r.note
+    asked = [c["asked"] for c in r.call_log]
+    assert asked[0] == [callee.id]
+    assert len(asked[1]) == 2 and callee.id in asked[1]  # the merged node: both members
+    assert r.call_log[1]["retry"]

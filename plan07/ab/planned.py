@@ -80,6 +80,22 @@ def gold_step(task: Task, view: DriverView) -> GoldStep | None:
     return None
 
 
+def gold_steps(task: Task, art: Any, view: DriverView) -> list[GoldStep]:
+    """The gold steps a handed-out node stands for: a merged node (a collapsed cycle, an atomic
+    step) stands for each of its members' (none found: none), any other node for its own."""
+    node = next((n for n in art.nodes if n.id == view.node_id), None)
+    if node is None or not node.cycle_collapsed:
+        step = gold_step(task, view)
+        return [step] if step is not None else []
+    out: list[GoldStep] = []
+    for m in art.collapsed.get(node.id, []):
+        step = gold_step(task, view.model_copy(update={"node_id": m.id,
+                                                       "target_entity": m.target_entity}))
+        if step is not None and all(o.id != step.id for o in out):
+            out.append(step)
+    return out
+
+
 def _handed(task: Task, ablation: Ablation) -> tuple[list[Obligation], Evidence]:
     """What the harness hands the planner. Ordering off drops the declared dependencies and
     plans with `Planner.create(ordering=False)` (no rule-derived edges), but keeps the evidence:
@@ -100,12 +116,14 @@ class _Drive:
         self.s, self.state_dir, self.ab, self.engine = s, state_dir, ablation, engine
         self.applied: list[tuple[str, list[Applied]]] = []
         self.plans = 0
+        self.members: dict[str, list[str]] = {}  # plan node id -> the gold steps it ran
         self._seen = 0  # usage entries of the current planner already metered
 
     def plan(self, obligations: list[Obligation], evidence: Evidence, *, retry: bool) -> Any:
         from plan07 import Planner
 
         self.plans += 1
+        self.known = {n.id for n in evidence.recon.nodes}
         self.alt: list[int | None] = []
         p = Planner.create(self.s.task.request, repo=self.s.repo, evidence=evidence,
                            llm=gold_decomposer(obligations, self.alt),
@@ -129,21 +147,27 @@ class _Drive:
         failure: dict[str, str] = {}
         schedule = contexts.chain(task) if not self.ab.externalized_plan else ""
         while (view := p.next()) is not None:
-            step = gold_step(task, view)
-            oid = step.id if step else view.node_id
-            if step is not None and s.executed[oid] > s.bound:
+            steps = gold_steps(task, p.artifact, view)
+            oids = [st.id for st in steps]
+            key = view.node_id
+            if any(s.executed[o] > s.bound for o in oids):
                 return False
-            files = contexts.files_of(task, [oid]) if step else []
-            ctx = contexts.plan07(view, files, s.repo, failure.get(view.node_id),
-                                  typed=self.ab.typed_artifacts, request=task.request,
-                                  schedule=schedule)
-            if step is None:
+            done = [a for o, a in self.applied if o == key]
+            if done:  # a complete node handed out again (plan07.retry re-opened it): its step
+                for applied in reversed(done):  # is redone from where it started, as the
+                    revert_all(s.repo, applied)  # static chain redoes its steps
+                self.applied = [(o, a) for o, a in self.applied if o != key]
+            self.members[key] = oids
+            ctx = contexts.plan07(view, contexts.files_of(task, oids), s.repo,
+                                  failure.get(view.node_id), typed=self.ab.typed_artifacts,
+                                  request=task.request, schedule=schedule)
+            if not steps:
                 applied = []
             elif view.obligation == "validate" and view.node_id not in failure \
                     and not view.failure_digest:
-                applied = s.apply(s.check_only(oid))  # nothing to edit: the gate checks it
+                applied = s.apply(s.check_only(oids[0]))  # nothing to edit: the gate checks it
             else:
-                applied = s.apply(s.call(ctx, [oid]))
+                applied = s.apply(s.call(ctx, oids))
             for f in sorted({a.file for a in applied}):
                 p.report_edit(view.node_id, f)
             before = set(s.consistency.good)
@@ -151,36 +175,52 @@ class _Drive:
             verdict = p.complete(view.node_id)
             self._account(p, retry=True)
             if verdict.passed:
-                self.applied.append((oid, applied))
+                self.applied.append((key, applied))
                 if self.ab.revision:
-                    self._feedback(p, view, before - state.passed)
-                    self._impact(p, view)
+                    self._feedback(p, view, state.broken(before), [a.file for a in applied])
+                    self._impact(p, view, applied)
             else:
                 revert_all(s.repo, applied)
                 failure[view.node_id] = _digest(verdict, s.repo)
         return True
 
-    def _feedback(self, p: Any, view: DriverView, broken: set[str]) -> None:
+    def _feedback(self, p: Any, view: DriverView, broken: set[str],
+                  edited: Sequence[str] = ()) -> None:
         """§3.6: the node passed its gate, yet tests that passed before now fail: consumers the
-        plan did not foresee. Fed to the planner as impact feedback (revision trigger)."""
-        if not broken:
-            return
-        from plan07.model import Feedback, ImpactEdge
+        plan did not foresee. Fed to the planner as impact feedback (revision trigger), as
+        edges the plan can read (`feedback_edges`); what it cannot is said in the note."""
+        from plan07 import artifact as A
 
-        edges = [ImpactEdge(src=view.target_entity, dst=dotted_test(t), relation="Breaks",
-                            cause="sig_change", confidence=1.0) for t in sorted(broken)[:16]]
-        p.feedback(Feedback(caused_by=view.node_id, impact_edges=edges,
-                            note=f"{len(broken)} previously passing test(s) broke"))
+        art = p.artifact
+        edges, left = feedback_edges(changed_entities(art, view.node_id),
+                                     [o.target_entity for o in A.obligations_of(art)],
+                                     self.known, broken, edited)
+        if not edges:
+            return
+        from plan07.model import Feedback
+
+        note = f"{len(broken)} previously passing test(s) broke"
+        if left:
+            note += f"; {left} with no entity in the plan's evidence left out"
+        p.feedback(Feedback(caused_by=view.node_id, impact_edges=edges, note=note))
         self.s.result.feedbacks += 1
         self._account(p, retry=True)
 
-
-    def _impact(self, p: Any, view: DriverView) -> None:
+    def _impact(self, p: Any, view: DriverView, applied: Sequence[Applied] = ()) -> None:
         """§3.6: the 06 impact of the change just made reaches consumers that no node of the
-        plan targets (an obligation the decomposition missed): fed as impact feedback."""
-        targets = [n.target_entity for n in p.artifact.nodes]
-        edges = [e for e in self.s.task.evidence.impact.edges if e.src == view.target_entity
-                 and not any(covers(t, e.dst) for t in targets)]
+        plan targets (an obligation the decomposition missed): fed as impact feedback. Only
+        edges the edit's observed change follows (plan07.ab.observed.reaches): recon lists
+        every potential consumer, not the ones this change reaches."""
+        from plan07 import artifact as A
+        from plan07.ab.observed import reaches
+
+        art = p.artifact
+        targets = [o.target_entity for o in A.obligations_of(art)]
+        srcs = set(changed_entities(art, view.node_id))
+        changes = observed_changes(self.s.repo, applied)
+        edges = [e for e in self.s.task.evidence.impact.edges if e.src in srcs
+                 and not any(covers(t, e.dst) for t in targets)
+                 and reaches(e.src, e.dst, e.cause, changes)]
         if not edges:
             return
         from plan07.model import Feedback
@@ -189,6 +229,69 @@ class _Drive:
                             note=f"{len(edges)} consumer(s) of {view.target_entity} unplanned"))
         self.s.result.feedbacks += 1
         self._account(p, retry=True)
+
+
+def observed_changes(repo: Path, applied: Sequence[Applied]) -> list[Any]:
+    """Each edited file's text before and after the edits `applied` (undone newest first)."""
+    from plan07.ab.observed import Change
+
+    out = []
+    for f in dict.fromkeys(a.file for a in applied):
+        path = repo / f
+        after = path.read_text("utf-8") if path.is_file() else ""
+        before = after
+        for a in reversed([a for a in applied if a.file == f]):
+            before = "" if a.old is None else a.undo(before)
+        out.append(Change(f, before, after))
+    return out
+
+
+def changed_entities(art: Any, node_id: str) -> list[str]:
+    """The entities node `node_id` changes: its target, or each member's of a merged node (whose
+    own `target_entity` joins them with " + ", which names no entity)."""
+    from plan07 import artifact as A
+
+    node = next(n for n in art.nodes if n.id == node_id)
+    if not node.cycle_collapsed:
+        return [node.target_entity]
+    members = set(node.members)
+    return [o.target_entity for o in A.obligations_of(art) if o.id in members] or [
+        node.target_entity]
+
+
+def feedback_edges(srcs: Sequence[str], targets: Sequence[str], known: set[str],
+                   broken: set[str], edited: Sequence[str] = ()) -> tuple[list[Any], int]:
+    """The impact edges (at most 16) for tests that broke after a node that changes `srcs`
+    passed, and how many broken tests had no entity to name. `targets`: the plan's obligation
+    targets; `known`: its evidence's recon node ids (empty when it has none).
+
+    Not fed: tests in a file the node itself just edited (a test it rewrote failing until the
+    code it anchors lands is the plan working, not an unforeseen consumer). A broken test's
+    end is its dotted entity, else the nearest enclosing entity the plan knows, no higher than
+    its module (a recon node or an obligation's target); a test with none is left out, and
+    counted."""
+    from plan07.model import ImpactEdge
+
+    recon = bool(known)  # without recon nodes the plan checks no edge end (revise)
+    known = known | set(targets)
+    files = {f.replace("\\", "/").removeprefix("./") for f in edited}
+    dsts: list[str] = []
+    left = 0
+    for t in sorted(broken):
+        path = t.split("::", 1)[0]
+        if path in files:
+            continue
+        d = dotted_test(t).replace("::", ".")  # a test method: module.Class.test
+        module = path.removesuffix(".py").replace("/", ".")
+        while recon and d not in known and d != module and "." in d:
+            d = d.rsplit(".", 1)[0]  # its class, then its module: no higher
+        if recon and d not in known:
+            left += 1
+        elif d not in dsts:
+            dsts.append(d)
+    edges = [ImpactEdge(src=src, dst=d, relation="Breaks", cause="sig_change", confidence=1.0)
+             for d in dsts for src in srcs if src != d]
+    return edges[:16], left
 
 
 def _digest(verdict: Any, repo: Path) -> str:
@@ -239,10 +342,12 @@ def _deferred_checks(task: Task, s: Session, d: _Drive, evidence: Evidence) -> R
         scope: set[str] = set()
         for b in bad:
             scope |= set(affected_subgraph(_plan_nodes(nodes), edges, b))
-        for oid, applied in reversed(d.applied):
-            if oid in scope:
+        # a plan node in scope (a merged one: any of its members)
+        hit = {k for k, _ in d.applied if k in scope or set(d.members.get(k, ())) & scope}
+        for key, applied in reversed(d.applied):
+            if key in hit:
                 revert_all(s.repo, applied)
-        d.applied = [(o, a) for o, a in d.applied if o not in scope]
+        d.applied = [(o, a) for o, a in d.applied if o not in hit]
         sub = [o.model_copy(update={"validation": "compile", "dependencies": [
             x for x in o.dependencies if x in scope]}) for o in nodes if o.id in scope]
         if not d.drive(d.plan(sub, evidence, retry=True)):
