@@ -14,6 +14,15 @@ A failure is one of three things (`decide`):
   node and its true dependents (§3.5: never the whole plan).
 - **stop**: the node's retry bound is spent; nothing more is asked of anyone (no model call).
 
+- **reopen**: the failure is in the work of a node that already passed its own check, not in
+  this node's: a `NameError` whose innermost frame is in a file a complete node owns and this
+  node does not (an undefined name is that file's own text, which this node's edit did not
+  write), or -- once the same failure came back after `k` local retries -- an error message
+  naming a complete node's target (`f() got an unexpected keyword argument`: the callee that
+  passed its own check is what is wrong). Those nodes (`Decision.reopen`) are handed out again
+  first, with the digest, then this node; no model call (the plan is not what is wrong). It
+  counts as one of this node's retries, so the bound holds.
+
 A `plan` decision whose replans are spent (caps.MAX_REPLANS_PER_NODE) is downgraded to `local`:
 never a model call past that bound either.
 """
@@ -26,10 +35,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from plan07.model import Evidence, PlanArtifact
+    from plan07.model import Evidence, PlanArtifact, PlanNode
 
 DIGEST_MAX_CHARS = 160  # caps.PROMPT_FAILURE_MAX_CHARS: the one line a retry carries
-Action = Literal["local", "plan", "stop"]
+Action = Literal["local", "reopen", "plan", "stop"]
 
 _PYTEST_FRAME = re.compile(r"^(?P<file>[\w./+-]+\.py):(?P<line>\d+):(?: |$)", re.M)
 _PY_FRAME = re.compile(r'File "(?P<file>[^"]+\.py)", line (?P<line>\d+)')
@@ -81,9 +90,11 @@ class Facts:
     node_id: str
     check: str
     own_files: frozenset[str]
+    own_target: str = ""
     own_tests: frozenset[str] = frozenset()
     passed_checks: tuple[tuple[str, str], ...] = ()  # (node id, validation)
     planned_files: tuple[tuple[str, str], ...] = ()  # (file, node id)
+    complete_targets: tuple[tuple[str, str], ...] = ()  # (node id, target): complete modifies
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,7 @@ class Decision:
     digest: str
     signature: str
     repeats: int  # local retries in a row that ended with `signature` (after this one)
+    reopen: tuple[str, ...] = ()  # complete nodes the failure is in (`reopen` only)
 
 
 def _rel(path: str, repo: str) -> str | None:
@@ -171,26 +183,47 @@ def _covers(validation: str, test_id: str) -> bool:
     return v == test_id or (test_id == _test_file(v) and "::" not in test_id)
 
 
-def _implicates(f: Facts, p: Parsed) -> str | None:
-    """Why this failure implicates the plan, or None (the node's own work)."""
+def _implicates(f: Facts, p: Parsed) -> tuple[str, tuple[str, ...]] | None:
+    """Why this failure implicates the plan and the complete nodes it is in, or None (the
+    node's own work)."""
     if p.build:
         return None
     mine = [t for t in p.failing_tests if _covers(f.check, t) or _test_file(t) in f.own_tests]
     broken = sorted({nid for t in p.failing_tests if t not in mine
                      for nid, v in f.passed_checks if _covers(v, t)})
     if broken:
-        return f"tests already validated by {', '.join(broken[:4])} now fail"
+        return f"tests already validated by {', '.join(broken[:4])} now fail", ()
     if p.where is None:
         return None
     file = p.where[0]
+    if p.error_type == "NameError" and file not in f.own_files:
+        done = {nid for nid, _ in f.complete_targets}
+        authors = sorted({nid for path, nid in f.planned_files if path == file and nid in done})
+        if authors:
+            return (f"NameError in {file}, which complete node(s) {', '.join(authors[:4])} "
+                    "own: re-opened", tuple(authors[:4]))
     if file in f.own_files or file in f.own_tests or any(_test_file(t) == file for t in mine):
         return None
     owners = sorted({nid for path, nid in f.planned_files if path == file})
     if owners:
-        return f"fails in {file}, which planned node(s) {', '.join(owners[:4])} own"
+        return f"fails in {file}, which planned node(s) {', '.join(owners[:4])} own", ()
     if _is_test(file):
         return None  # a test file no node edits: the node's own check reading it
-    return f"fails in {file}, which no plan node covers"
+    return f"fails in {file}, which no plan node covers", ()
+
+
+def _named(f: Facts, p: Parsed) -> tuple[str, ...]:
+    """Complete modify nodes whose target the error message names (its last dotted part, as a
+    word; not one this node's own target also ends with)."""
+    mine = f.own_target.rsplit(".", 1)[-1]
+    out = []
+    for nid, target in f.complete_targets:
+        name = target.rsplit(".", 1)[-1]
+        if len(name) < 3 or name == mine:
+            continue
+        if re.search(rf"\b{re.escape(name)}\b", p.message):
+            out.append(nid)
+    return tuple(sorted(out)[:4])
 
 
 def _is_test(path: str) -> bool:
@@ -212,12 +245,19 @@ def decide(f: Facts, kind: str, output: str, h: History, *, k: int, max_retries:
     if failures > max_retries:
         return Decision("stop", f"failure {failures} of a node allowed {max_retries} retries: "
                         "its bound is spent, no model call", dig, sig, repeats)
-    why = _implicates(f, p)
-    if why is None and sig == h.signature and h.repeats >= k:
-        why = f"the same failure after {h.repeats} local retr{'y' if h.repeats == 1 else 'ies'}"
-    if why is None:
+    found = _implicates(f, p)
+    if found is None and sig == h.signature and h.repeats >= k:
+        named = _named(f, p)
+        found = (f"the same failure after {h.repeats} local retr"
+                 f"{'y' if h.repeats == 1 else 'ies'}"
+                 + (f"; it names the target of complete node(s) {', '.join(named)}: re-opened"
+                    if named else ""), named)
+    if found is None:
         return Decision("local", "build error" if p.build else "failure inside the node's own "
                         "work", dig, sig, repeats)
+    why, reopen = found
+    if reopen:
+        return Decision("reopen", why, dig, sig, repeats, reopen)
     if h.replans >= max_replans:
         return Decision("local", f"{why}; replans spent ({h.replans}), so no model call: "
                         "retried locally", dig, sig, repeats)
@@ -246,6 +286,12 @@ def _check_tests(validation: str) -> set[str]:
     return set()
 
 
+def _member_targets(art: PlanArtifact, node: PlanNode) -> list[str]:
+    """A node's target; a merged node's: each member obligation's (its own joins them)."""
+    members = art.collapsed.get(node.id, []) if node.cycle_collapsed else []
+    return [m.target_entity for m in members] or [node.target_entity]
+
+
 def facts_of(art: PlanArtifact, node_id: str, evidence: Evidence | None) -> Facts:
     """The Facts of a failed node in a persisted plan: its own files (target, edits, where the
     evidence places its target), its check's tests, the checks of complete nodes, and the files
@@ -265,11 +311,14 @@ def facts_of(art: PlanArtifact, node_id: str, evidence: Evidence | None) -> Fact
     members = {node_id, *node.members}
     others = [n for n in art.nodes if n.id not in members]
     return Facts(
-        node_id=node_id, check=node.validation,
+        node_id=node_id, check=node.validation, own_target=node.target_entity,
         own_files=frozenset(files(node.target_entity, node_id)),
         own_tests=frozenset(_check_tests(node.validation)),
         passed_checks=tuple((n.id, n.validation) for n in others if n.state == "complete"),
         planned_files=tuple(sorted((f, n.id) for n in others
                                    for f in files(n.target_entity, n.id)
                                    if f.endswith(".py") and not f.endswith("__init__.py"))),
+        complete_targets=tuple((n.id, t) for n in others
+                               if n.state == "complete" and n.obligation == "modify"
+                               for t in _member_targets(art, n)),
     )

@@ -211,6 +211,20 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
             art.active = node_id  # handed out again, before any other ready node
             art.epoch = (art.epoch or 0) + 1  # a new hand-out: an older verdict is stale
         return Settled()
+    if d.action == "reopen":  # complete nodes' work is at fault: them first, then this node
+        art.bounds[node_id] = spent.model_copy(update=counts)
+        for nid in d.reopen:
+            A.node(art, nid).state = "pending"
+            art.bounds[nid] = A.bounds(art, nid).model_copy(update={
+                "retries": counts["retries"], "digest": d.digest})
+        A.record(art, node_id, "retry_reopen", f"re-opened {', '.join(d.reopen)} ({d.reason}): "
+                 f"{d.digest}"[: caps.FIELD_MAX_CHARS], time=time)
+        A.reschedule(art, evidence)
+        first = next((n for n in art.schedule.ready or [] if n in d.reopen), None)
+        if first is not None:
+            art.active = first
+            art.epoch = (art.epoch or 0) + 1
+        return Settled()
     attempt = spent.replans + 1
     art.bounds[node_id] = spent.model_copy(update={**counts, "replans": attempt})
     A.record(art, node_id, "retry_plan", f"scoped replan: {d.reason}"[: caps.FIELD_MAX_CHARS],

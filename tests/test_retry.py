@@ -120,3 +120,49 @@ def test_repeats_count_consecutive_same_signatures() -> None:
     third = decide(VIEW, "pytest_node", out("pytest_typeerror"), h, k=2, max_retries=4,
                    max_replans=3)
     assert third.action == "plan"
+
+
+# The termui commit (click): O1 rewrote tests/test_termui.py (its check: compile) and passed;
+# O2's check runs that file, which no longer imports (O1's misspelt name).
+TERMUI = Facts(node_id="O2", check="pytest:tests/test_termui.py",
+               own_files=frozenset(own_files("click._termui_impl.ProgressBar",
+                                             ["src/click/_termui_impl.py"], [])),
+               own_target="click._termui_impl.ProgressBar",
+               own_tests=frozenset({"tests/test_termui.py"}),
+               passed_checks=(("O1", "compile"),),
+               planned_files=(("tests/test_termui.py", "O1"), ("tests/test_termui.py", "O3")),
+               complete_targets=(("O1", "tests.test_termui.test_progressbar_hidden_manual"),))
+# s0-t0003 (generated widen): O1's caller fails because O5, the callee, passed its own check
+# with a misspelt keyword
+CALLER = Facts(**{**VIEW.__dict__, "own_target": "pkg.view.show",
+                  "passed_checks": (("O5", "tests/test_core.py::test_fmt"),),
+                  "complete_targets": (("O5", "pkg.core.fmt"),)})
+
+
+def test_a_name_error_in_a_file_a_complete_node_wrote_reopens_that_node() -> None:
+    d = decide(TERMUI, "pytest_path", out("pytest_nameerror_other"), History(), k=K,
+               max_retries=2, max_replans=3, repo="/tmp/repo")
+    assert (d.action, d.reopen) == ("reopen", ("O1",)), d.reason
+    assert "NameError in tests/test_termui.py" in d.reason
+    assert "pytes" in d.digest
+    mine = Facts(**{**TERMUI.__dict__, "own_files": TERMUI.own_files | {"tests/test_termui.py"}})
+    own = decide(mine, "pytest_path", out("pytest_nameerror_other"), History(), k=K,
+                 max_retries=2, max_replans=3, repo="/tmp/repo")
+    assert own.action == "local"  # the node edited that file itself: its own slip
+    spent = decide(TERMUI, "pytest_path", out("pytest_nameerror_other"), History(retries=2),
+                   k=K, max_retries=2, max_replans=3, repo="/tmp/repo")
+    assert spent.action == "stop"
+
+
+def test_the_same_failure_naming_a_complete_nodes_target_reopens_it() -> None:
+    first = decide(CALLER, "pytest_node", out("pytest_typeerror"), History(), k=K,
+                   max_retries=2, max_replans=3, repo="/tmp/repo")
+    assert (first.action, first.reopen) == ("local", ())  # first presumed the node's own slip
+    h = History(retries=1, signature=first.signature, repeats=first.repeats)
+    again = decide(CALLER, "pytest_node", out("pytest_typeerror"), h, k=K, max_retries=2,
+                   max_replans=3, repo="/tmp/repo")
+    assert (again.action, again.reopen) == ("reopen", ("O5",)), again.reason
+    unnamed = Facts(**{**CALLER.__dict__, "complete_targets": (("O5", "pkg.core.area"),)})
+    plan = decide(unnamed, "pytest_node", out("pytest_typeerror"), h, k=K, max_retries=2,
+                  max_replans=3, repo="/tmp/repo")
+    assert (plan.action, plan.reopen) == ("plan", ())  # no complete node named: re-decompose
