@@ -589,3 +589,39 @@ def test_library_feedback_naming_an_unknown_obligation_is_refused_before_any_wri
     with pytest.raises(InputError, match=r"falsified_obligations\[0\]"):
         planner.feedback(Feedback(caused_by="O1", falsified_obligations=["O99"]))
     assert (planner.state_dir / "plan.json").read_bytes() == before
+
+
+def test_a_name_error_in_a_file_a_complete_node_wrote_reopens_that_node(
+        tmp_path: Path) -> None:
+    # runtime-structured retry (plan07.retry `reopen`): O1 rewrites the test file and passes
+    # its own check (compile) with an undefined name in it; O2's check runs that file, which
+    # no longer imports. The failure is O1's work, not O2's: O1 is handed out again first,
+    # with the digest, then O2 -- and no model call is made.
+    obligations = [ob("O1", "tests.test_core.test_g", "modify", [], "compile"),
+                   ob("O2", "pkg.core.g", "modify", ["O1"], "pytest:tests/test_core.py",
+                      status="blocked")]
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": obligations}))
+    planner = Planner.create(REQUEST, repo=make_repo(tmp_path), evidence=Evidence(),
+                             llm=f"replay:{replay}", state_dir=tmp_path / "state")
+    repo = Path(planner.artifact.repo or "")
+    test = repo / "tests" / "test_core.py"
+    good = test.read_text() + "\n\ndef test_g():\n    from pkg.core import g\n    assert g() == 2\n"
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    test.write_text(good + "\n\nMARK = pytes.mark\n")  # the slip: compiles, does not import
+    assert planner.complete("O1").passed
+    assert planner.next().node_id == "O2"  # type: ignore[union-attr]
+    core = repo / "pkg" / "core.py"
+    core.write_text(core.read_text() + "\n\ndef g():\n    return 2\n")
+    assert not planner.complete("O2").passed
+    assert planner.artifact.audit[-1].event == "retry_reopen"
+    again = planner.next()
+    assert again is not None
+    assert again.node_id == "O1"
+    assert again.failure_digest
+    assert "NameError" in again.failure_digest
+    test.write_text(good)
+    assert planner.complete("O1").passed
+    assert planner.next().node_id == "O2"  # type: ignore[union-attr]
+    assert planner.complete("O2").passed
+    assert len(planner.usage) == 1  # the decomposition only: no model call for the retry
