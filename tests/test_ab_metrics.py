@@ -143,3 +143,15 @@ def test_noise_band_is_measured_from_the_runs(runs: tuple[float, ...], band: flo
     from plan07.ab.stats import noise_band
 
     assert noise_band(runs) == pytest.approx(band)
+
+
+def test_per_run_verdicts_judge_each_seeded_run_alone() -> None:
+    from plan07.ab.metrics import per_run_verdicts
+
+    rows = []
+    for run in (0, 1):
+        rows += _rows("plan07", [100] * 6, run)
+        # without the revision trigger: retry tokens double in run 0, equal in run 1
+        rows += _rows("plan07-no_revision", [200 if run == 0 else 100] * 6, run)
+    per = per_run_verdicts(rows)
+    assert per == {"revision": ["keep", "delete"]}

@@ -178,3 +178,19 @@ def ablation(agg: dict[str, dict[str, Stat]], full: str = "plan07", *,
         out.append({"mechanism": mech, "variant": name, "deltas": deltas, "bands": bands,
                     "intervals": cis, "verdict": verdict, "keep": bool(moved) and not harm})
     return out
+
+
+def per_run_verdicts(rows: Sequence[dict[str, Any]], full: str = "plan07", *,
+                     price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0
+                     ) -> dict[str, list[str]]:
+    """The §7.5 verdict of each mechanism on each seeded run alone (rows: the ablation units,
+    `strategy` without the ablation prefix): mechanism -> the verdict word (keep / delete /
+    remove) per run, in run order. One run has no run-to-run noise, so its band is the 1 %
+    floor and only its paired-bootstrap interval over tasks guards it. A verdict is stable
+    across seeds iff every run gives the same word."""
+    out: dict[str, list[str]] = {}
+    for run in sorted({r["run"] for r in rows}):
+        mine = [r for r in rows if r["run"] == run]
+        for v in ablation(aggregate(mine, price), full, rows=mine, price=price, seed=seed):
+            out.setdefault(v["mechanism"], []).append(v["verdict"].split(" ", 1)[0])
+    return out

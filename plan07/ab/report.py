@@ -83,6 +83,27 @@ def _split(res: dict[str, Any]) -> list[str]:
     return [*out, ""] if out else []
 
 
+def _per_seed(res: dict[str, Any]) -> list[str]:
+    """The ablation verdicts of each seeded run alone, and whether they agree (stable)."""
+    from plan07.ab.metrics import per_run_verdicts
+
+    a, c = res["ablation"], res["config"]
+    if c["runs"] < 2:
+        return []
+    pre = "ablation/"
+    rows = [dict(r, strategy=r["strategy"].removeprefix(pre)) for r in res["rows"]
+            if r["task_index"] < a["tasks"] and r["strategy"].startswith(pre)]
+    per = per_run_verdicts(rows, price=tuple(c["price"]), seed=c["seed"])
+    lines = ["Per seeded run alone (band: the 1 % floor; interval: paired bootstrap over its "
+             "tasks):", "", "| mechanism removed | " + " | ".join(
+                 f"run {k}" for k in range(c["runs"])) + " | stable across seeds |",
+             "|---|" + "---|" * c["runs"] + "---|"]
+    for mech, words in per.items():
+        lines.append(f"| {mech} | " + " | ".join(words) + f" | "
+                     f"{'yes' if len(set(words)) == 1 else 'NO'} |")
+    return [*lines, ""]
+
+
 def markdown(res: dict[str, Any], command: str) -> str:
     c = res["config"]
     lines = [
@@ -130,6 +151,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
                      for m in ms]
             lines.append(f"| {v['mechanism']} | " + " | ".join(cells) + f" | {v['verdict']} |")
         lines.append("")
+        lines += _per_seed(res)
     lines += ["## Tasks", "", "| shape | tasks | obligations (min-max) |", "|---|---|---|"]
     shapes: dict[str, list[int]] = {}
     for t in res["tasks"]:
