@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from typing import Any
 
 from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
 from plan07.evidence.syntax import (
+    CHILDREN,
+    SKIP,
     Scope,
     chain_of,
+    children,
     class_signature,
     first_doc_line,
     func_signature,
@@ -33,8 +37,15 @@ DJANGO_OPS = {
 
 
 def _call_ref(call: ast.Call, chain: Chain) -> CallRef:
-    kws = tuple(k.arg or "**" for k in call.keywords)
-    return CallRef(chain, sum(not isinstance(a, ast.Starred) for a in call.args), kws)
+    args, kws = call.args, call.keywords
+    n = len(args)
+    for a in args:
+        if a.__class__ is _STARRED:  # `f(*xs)` passes no fixed number of positionals
+            n -= 1
+    return CallRef(chain, n, tuple([k.arg or "**" for k in kws]) if kws else ())
+
+
+_STARRED = ast.Starred
 
 
 def module_name(file: str) -> tuple[str, bool]:
@@ -263,29 +274,38 @@ def _decorator_calls(node: ast.ClassDef | Scope, d: Def) -> None:
 _VALUE_HOLDERS = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Assign)
 
 
-def _values(x: ast.AST) -> list[ast.expr]:
+def _values(x: Any) -> list[Any]:
     """The plain names/attributes `x` holds as values (not called there): `Thread(target=f)`,
     `{"a": f}`, `[f, g]`, `handler = f`. Resolution keeps those naming an in-repo function."""
-    if isinstance(x, ast.Call):
-        vals = [*x.args, *(k.value for k in x.keywords)]
-    elif isinstance(x, ast.Dict):
-        vals = list(x.values)
-    elif isinstance(x, ast.List | ast.Tuple | ast.Set):
-        if not isinstance(getattr(x, "ctx", ast.Load()), ast.Load):
+    cls = x.__class__  # exact classes: ast node types are never subclassed by the parser
+    vals: list[Any]
+    if cls is ast.Call:
+        vals = x.args
+        if x.keywords:
+            vals = [*vals, *[k.value for k in x.keywords]]
+    elif cls is ast.Dict:
+        vals = x.values
+    elif cls is ast.List or cls is ast.Tuple or cls is ast.Set:
+        if cls is not ast.Set and x.ctx.__class__ is not _LOAD:
             return []
-        vals = list(x.elts)
-    elif isinstance(x, ast.Assign):
+        vals = x.elts
+    elif cls is ast.Assign:
         vals = [x.value]
     else:
         return []
-    return [v for v in vals if isinstance(v, ast.Name | ast.Attribute)
-            and isinstance(v.ctx, ast.Load)]
+    return [v for v in vals if v.__class__ in _NAMEISH and v.ctx.__class__ is _LOAD]  # type: ignore[attr-defined]  # mypy narrows v to object here
 
 
-_SCANNED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension,
-            ast.withitem, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-            ast.arg, ast.NamedExpr, ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set)
-_CONTAINERS = {ast.Dict, ast.List, ast.Tuple, ast.Set}
+_NAMEISH: frozenset[type] = frozenset({ast.Name, ast.Attribute})
+_LOAD = ast.Load
+
+
+# Nodes of a function body that bind a local name (what _Body._binding reads)
+_LOOPS = frozenset({ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension})
+_DEFINES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_BINDS = frozenset({ast.Assign, ast.AnnAssign, ast.withitem, ast.ExceptHandler, ast.arg,
+                    ast.NamedExpr}) | _LOOPS | _DEFINES
+_CONTAINERS = frozenset({ast.Dict, ast.List, ast.Tuple, ast.Set})
 
 
 class _Body:
@@ -306,44 +326,70 @@ class _Body:
         for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
             if p.arg != self.self_name:
                 self._bind(p.arg, simple_type(p.annotation))
-        nodes = [n for st in fn.body for n in walk(st, _SCANNED)]
         calls: list[ast.Call] = []
         holders: list[ast.AST] = []
-        for n in nodes:  # pass 1: what each local name holds
-            if n.__class__ is ast.Call:  # most nodes: keep for pass 2
-                calls.append(n)
-            elif n.__class__ in _CONTAINERS:
-                holders.append(n)
-            elif isinstance(n, ast.Assign):
-                holders.append(n)
-                t = _constructed(n.value)
-                for tgt in n.targets:
-                    self._target(tgt, t)
-            elif isinstance(n, ast.AnnAssign):
-                self._target(n.target, simple_type(n.annotation) or _constructed(n.value))
-            elif isinstance(n, ast.AugAssign | ast.For | ast.AsyncFor | ast.comprehension):
-                self._target(n.target, None)
-            elif isinstance(n, ast.withitem) and n.optional_vars is not None:
-                self._target(n.optional_vars, None)
-            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
-                    isinstance(n, ast.ExceptHandler) and n.name):
-                self._bind(n.name, None)  # type: ignore[arg-type]
-            elif isinstance(n, ast.arg):  # a nested function's or lambda's parameter
-                self._bind(n.arg, None)
-            elif isinstance(n, ast.NamedExpr):
-                self._target(n.target, _constructed(n.value))
+        # pass 1, one walk of the body (syntax.walk's order, inlined: this loop is most of
+        # recon's time): what each local name holds, and the calls and value holders for later
+        skip, table, binds = SKIP, CHILDREN, _BINDS
+        call_cls, containers = ast.Call, _CONTAINERS
+        for st in fn.body:
+            todo: list[Any] = [st]
+            push, pop = todo.append, todo.pop
+            while todo:
+                n = pop()
+                cls = n.__class__
+                if cls is call_cls:  # most nodes: keep for pass 2
+                    calls.append(n)
+                elif cls in containers:
+                    holders.append(n)
+                elif cls in binds:
+                    self._binding(n, cls, holders)
+                for f in table.get(cls) or children(cls):
+                    v = getattr(n, f)
+                    if v.__class__ is list:
+                        for x in v:
+                            if x is not None and x.__class__ not in skip:
+                                push(x)
+                    elif v is not None and v.__class__ not in skip:
+                        push(v)
+        rewrite, out, by_name = self._rewrite, self.d.calls, self.d.by_name
         for c in calls:  # pass 2: the calls, through those local types
-            ch = chain_of(c.func)
-            r = self._rewrite(ch) if ch else None
+            func = c.func
+            ch = chain_of(func)
+            r = rewrite(ch) if ch else None
             if r is not None:
-                self.d.calls.append(_call_ref(c, r))
-            elif isinstance(c.func, ast.Attribute) and (ch is None or len(ch) > 1):
+                out.append(_call_ref(c, r))
+            elif func.__class__ is ast.Attribute and (ch is None or len(ch) > 1):
                 # `x.m()` with x of unknown type: a may-call of any in-repo `m` (resolve decides)
-                self.d.by_name.append(_call_ref(c, (c.func.attr,)))
+                by_name.append(_call_ref(c, (func.attr,)))
+        refs = self.d.refs
         for h in [*calls, *holders]:  # values passed along: callbacks, registries
             for v in _values(h):
-                if (ch := chain_of(v)) and (r := self._rewrite(ch)) is not None:
-                    self.d.refs.append(r)
+                if (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
+                    refs.append(r)
+
+    def _binding(self, n: Any, cls: type, holders: list[ast.AST]) -> None:
+        if cls is ast.Assign:
+            holders.append(n)
+            t = _constructed(n.value)
+            for tgt in n.targets:
+                self._target(tgt, t)
+        elif cls is ast.AnnAssign:
+            self._target(n.target, simple_type(n.annotation) or _constructed(n.value))
+        elif cls in _LOOPS:
+            self._target(n.target, None)
+        elif cls is ast.withitem:
+            if n.optional_vars is not None:
+                self._target(n.optional_vars, None)
+        elif cls in _DEFINES:
+            self._bind(n.name, None)
+        elif cls is ast.ExceptHandler:
+            if n.name:
+                self._bind(n.name, None)
+        elif cls is ast.arg:  # a nested function's or lambda's parameter
+            self._bind(n.arg, None)
+        elif cls is ast.NamedExpr:
+            self._target(n.target, _constructed(n.value))
 
     def _target(self, tgt: ast.expr, t: Chain | None) -> None:
         if isinstance(tgt, ast.Name):
