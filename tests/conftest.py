@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="rewrite the golden files the tests compare against, then review the "
                           "diff (the only switch for it; `plan07 rules test --accept` is the "
                           "CLI's own for rule fixtures)")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """plan07's disk caches (parsed rules, recon facts; plan07.diskcache) live in a folder of
+    this session, inherited by the CLI processes tests start: no test writes the user's
+    ~/.cache, and none reads an entry that another run left there."""
+    before = os.environ.get("PLAN07_CACHE_DIR")
+    os.environ["PLAN07_CACHE_DIR"] = str(tmp_path_factory.mktemp("plan07-cache"))
+    yield
+    if before is None:
+        os.environ.pop("PLAN07_CACHE_DIR", None)
+    else:
+        os.environ["PLAN07_CACHE_DIR"] = before
 
 
 @pytest.fixture

@@ -1,13 +1,17 @@
-"""Row "recon": plan07's recon of a checkout against `ast.parse` of the same files; and
-`build_recon` is pure (it leaves its input as it was: the same result however often it runs).
+"""Row "recon": plan07's recon of a checkout against `ast.parse` of the same files, cold (no
+facts cache) and warm (every file's facts cached); and `build_recon` is pure (it leaves its
+input as it was: the same result however often it runs).
 
     .venv/bin/python benchmarks/perf/recon.py --click PATH --sphinx PATH --sympy PATH [--runs 3]
 
 For each checkout (CPU time, median of `--runs` interleaved runs, one process, no workers):
   floor  = read every file recon reads (plan07.evidence.files.python_files) and `ast.parse` it,
            the cycle collector paused as recon pauses it,
-  plan07 = `plan07.evidence.recon.recon(repo, workers=1)`: read, parse, walk each module into
-           its facts, resolve across files into the recon graph.
+  cold   = `plan07.evidence.recon.recon(repo, workers=1)` with `PLAN07_CACHE_DIR=off`: read,
+           parse, walk each module into its facts, resolve across files into the recon graph,
+  warm   = the same with a facts cache (a temporary `PLAN07_CACHE_DIR`) that already holds every
+           file (a second plan of the same checkout, or of another commit for the files it
+           shares): read, hash, unpickle the facts, resolve. The graphs must be equal.
 Also printed: files, lines, nodes, edges, and the parse / walk / resolve split of one run.
 Purity: the parsed modules' facts are pickled, `build_recon` runs three times on them, and the
 results and the facts' pickles must be equal.
@@ -18,11 +22,15 @@ from __future__ import annotations
 import argparse
 import ast
 import gc
+import os
 import pickle
 import sys
+import tempfile
 import time
 import tokenize
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -64,6 +72,30 @@ def purity(repo: Path) -> tuple[bool, list[int]]:
     return same and pickle.dumps(modules) == before, [len(r.passed) for r in runs]
 
 
+@contextlib.contextmanager
+def cache_at(where: str) -> Iterator[None]:
+    before = os.environ.get("PLAN07_CACHE_DIR")
+    os.environ["PLAN07_CACHE_DIR"] = where
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PLAN07_CACHE_DIR"]
+        else:
+            os.environ["PLAN07_CACHE_DIR"] = before
+
+
+def cached(repo: Path, where: str) -> object:
+    from plan07.evidence.recon import recon
+
+    with cache_at(where):
+        return recon(repo, workers=1)
+
+
+def graph(r: Any) -> tuple[object, ...]:
+    return r.nodes, r.edges, r.docs, r.arity, r.passed
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     common.repo_args(ap)
@@ -77,25 +109,37 @@ def main(argv: list[str]) -> int:
     for name, repo in common.repos(args):
         files = python_files(repo)
         lines = sum(s.count("\n") for s in read_all(repo, files))
-        t = common.side_by_side({
-            "floor": lambda r=repo, f=files: floor(r, f),
-            "plan07": lambda r=repo: recon(r, workers=1),
-        }, args.runs)
-        res = recon(repo, workers=1)
-        c0 = time.process_time()
-        modules, _ = read_modules(repo, workers=1)
-        c1 = time.process_time()
-        build_recon(modules)
-        c2 = time.process_time()
-        pure, calls = purity(repo)
+        with tempfile.TemporaryDirectory() as warm_dir:
+            with cache_at(warm_dir):
+                warm_graph = graph(recon(repo, workers=1))  # fills the cache
+            with cache_at("off"):
+                cold_graph = graph(recon(repo, workers=1))
+            t = common.side_by_side({
+                "floor": lambda r=repo, f=files: floor(r, f),
+                "cold": lambda r=repo: cached(r, "off"),
+                "warm": lambda r=repo, d=warm_dir: cached(r, d),
+            }, args.runs)
+        with cache_at("off"):
+            res = recon(repo, workers=1)
+            c0 = time.process_time()
+            modules, _ = read_modules(repo, workers=1)
+            c1 = time.process_time()
+            build_recon(modules)
+            c2 = time.process_time()
+            pure, calls = purity(repo)
+        same = warm_graph == cold_graph
         print(f"{name}: {len(files)} files, {lines} lines, {len(res.nodes)} nodes, "
               f"{len(res.edges)} edges; CPU s (median of {args.runs}): floor {t['floor']:.2f}, "
-              f"plan07 {t['plan07']:.2f} (read+parse+walk {c1 - c0:.2f}, resolve {c2 - c1:.2f})"
-              f"; build_recon x3 leaves its input as it was: {pure} (calls stored {calls})")
-        common.result(f"recon ({name})", "recon / read + ast.parse", t["plan07"] / t["floor"],
-                      1.5, files=len(files), lines=lines, floor_s=round(t["floor"], 3),
-                      plan07_s=round(t["plan07"], 3), resolve_s=round(c2 - c1, 3),
-                      build_recon_pure=pure)
+              f"cold {t['cold']:.2f} (read+parse+walk {c1 - c0:.2f}, resolve {c2 - c1:.2f}), "
+              f"warm {t['warm']:.2f}, warm graph == cold graph: {same}; build_recon x3 leaves "
+              f"its input as it was: {pure} (calls stored {calls})")
+        common.result(f"recon ({name})", "recon, no facts cache / read + ast.parse",
+                      t["cold"] / t["floor"], 1.5, files=len(files), lines=lines,
+                      floor_s=round(t["floor"], 3), plan07_s=round(t["cold"], 3),
+                      resolve_s=round(c2 - c1, 3), build_recon_pure=pure)
+        common.result(f"recon, warm ({name})", "recon, facts cached / read + ast.parse",
+                      t["warm"] / t["floor"], 1.5, plan07_s=round(t["warm"], 3),
+                      same_graph=same)
     return 0
 
 

@@ -6,6 +6,7 @@ pure parse and resolve modules.
 from __future__ import annotations
 
 import gc
+import io
 import multiprocessing
 import os
 import threading
@@ -13,6 +14,7 @@ import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import plan07.evidence.factcache as factcache  # (not `from plan07.evidence`: no import cycle)
 from plan07.errors import InputError
 from plan07.evidence.facts import ModuleFacts
 from plan07.evidence.files import python_files
@@ -41,16 +43,30 @@ def _parse_files(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[s
 def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
     modules: list[ModuleFacts] = []
     warnings: list[str] = []
+    caching = factcache.enabled()
     for rel in rels:
         try:
-            with tokenize.open(repo / rel) as fh:  # honours a PEP 263 coding line
-                source = fh.read()
-            modules.append(parse_module(source, rel))
+            data = (repo / rel).read_bytes()
+            k = factcache.key(rel, data) if caching else ""
+            facts = factcache.get(k) if caching else None
+            if facts is None:
+                facts = parse_module(_decode(data), rel)
+                if caching:
+                    factcache.put(k, facts)
+            modules.append(facts)
         except SyntaxError as exc:
             warnings.append(f"{rel}:{exc.lineno or 0}: does not parse ({exc.msg}); skipped")
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             warnings.append(f"{rel}: cannot read ({exc}); skipped")
     return modules, warnings
+
+
+def _decode(data: bytes) -> str:
+    """The text `tokenize.open` reads: the PEP 263 coding line (or a BOM) honoured, universal
+    newlines."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    with io.TextIOWrapper(io.BytesIO(data), encoding, line_buffering=True) as fh:
+        return fh.read()
 
 
 def auto_workers(n_files: int) -> int:

@@ -1,0 +1,46 @@
+"""Recon facts cached per file content: a file recon has read before, unchanged, is not parsed
+again. I/O (the `recon/` kind of plan07.diskcache).
+
+The key is the SHA-256 of the file's bytes, its path in the repository (the module name comes
+from it) and a digest of the modules that turn a source into ModuleFacts, so an edited file, a
+moved file or a changed parser is a miss. Entries are shared by every checkout: two commits of
+a repository mostly hold the same files. Where the directory is, what makes an entry a miss, and
+`PLAN07_CACHE_DIR=off`: plan07.diskcache. Entries are never pruned; the directory may be deleted
+at any time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from plan07 import diskcache
+from plan07.evidence.facts import ModuleFacts
+
+KIND = "recon"
+_CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/syntax.py", "evidence/recon.py",
+         "evidence/factcache.py", "caps.py")
+_code_digest: str | None = None
+
+
+def enabled() -> bool:
+    return diskcache.cache_dir(KIND) is not None
+
+
+def key(rel: str, data: bytes) -> str:
+    global _code_digest
+    if _code_digest is None:
+        root = Path(__file__).resolve().parent.parent
+        _code_digest = diskcache.code_digest(root / f for f in _CODE)
+    h = hashlib.sha256(_code_digest.encode())
+    h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+def get(k: str) -> ModuleFacts | None:
+    return diskcache.get(KIND, k, ModuleFacts)
+
+
+def put(k: str, facts: ModuleFacts) -> None:
+    diskcache.put(KIND, k, facts)
