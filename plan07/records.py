@@ -131,14 +131,6 @@ def reached(state_dir: Path, plan_id: str, *, upto: int | None = None) -> list[R
     return out
 
 
-def last_seq(state_dir: Path, plan_id: str) -> int:
-    return max((seq for seq, _, _ in _files(state_dir, plan_id)), default=0)
-
-
-def _owned(state_dir: Path, plan_id: str, cp_id: str) -> bool:
-    return any(cp == cp_id for _, cp, _ in _files(state_dir, plan_id))
-
-
 def planned_ref(state_dir: Path, repo: Path | None, plan_id: str, cp_id: str) -> str | None:
     """The ref a snapshot of `cp_id` goes under (None outside a git work tree). Refused
     (PlanStateError) when that ref exists and no checkpoint record in `state_dir` owns it: it
@@ -147,8 +139,13 @@ def planned_ref(state_dir: Path, repo: Path | None, plan_id: str, cp_id: str) ->
     after it)."""
     if repo is None or not is_git_tree(repo):
         return None
+    return _own_ref(repo, plan_id, cp_id, _files(state_dir, plan_id))
+
+
+def _own_ref(repo: Path, plan_id: str, cp_id: str, files: Sequence[tuple[int, str, Path]]) -> str:
+    """`planned_ref` over the record files `files` (listed once by the caller)."""
     ref = ref_name(plan_id, cp_id)
-    if ref_target(repo, ref) is not None and not _owned(state_dir, plan_id, cp_id):
+    if ref_target(repo, ref) is not None and not any(cp == cp_id for _, cp, _ in files):
         raise PlanStateError(
             f"checkpoint ref {ref} already exists in {repo} and belongs to another plan with "
             f"plan_id {plan_id!r}; plan again with a fresh plan_id (or delete the ref: "
@@ -164,20 +161,25 @@ def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint, *,
     `art.checkpoint_seq` before it saves plan.json (the commit point). The state dir itself is
     never part of a snapshot. A ref of another plan is never overwritten (`planned_ref`;
     `check_owner=False` when the caller has checked). `tree`: the content the last check ran on
-    (`tree_of`), recorded instead of the live tree. Call under plan.lock."""
+    (`tree_of`), recorded instead of the live tree. Call under plan.lock.
+
+    Its cost does not grow with the records before it: their directory is listed once, by name,
+    and none of them is read (only a half-done one, when there is one to discard)."""
     from plan07.boundedio import write_atomic
     from plan07.sandbox import redact
 
-    discard_pending(state_dir, art)
+    files = _files(state_dir, art.plan_id)
+    dropped = set(discard_pending(state_dir, art, files))
+    files = [x for x in files if x[2].name not in dropped]
     repo = Path(art.repo) if art.repo else None
-    if check_owner and repo is not None:
-        planned_ref(state_dir, repo, art.plan_id, cp.id)
+    if check_owner and repo is not None and is_git_tree(repo):
+        _own_ref(repo, art.plan_id, cp.id, files)
     commit = snapshot_commit(repo, art.plan_id, cp.id, keep=[state_dir], tree=tree) \
         if repo else None
     ref = ref_name(art.plan_id, cp.id) if commit else None
     cp = cp.model_copy(update={"git_ref": ref})
     if seq is None:
-        seq = max(art.checkpoint_seq or 0, last_seq(state_dir, art.plan_id)) + 1
+        seq = max(art.checkpoint_seq or 0, *(s for s, _, _ in files)) + 1
     d = records_dir(state_dir, art.plan_id)
     d.mkdir(parents=True, exist_ok=True)
     plan = art.model_dump(mode="json", by_alias=True)
@@ -237,13 +239,15 @@ def _commit_of(f: Path) -> str | None:
     return c if isinstance(c, str) else None
 
 
-def discard_pending(state_dir: Path, art: PlanArtifact) -> list[str]:
+def discard_pending(state_dir: Path, art: PlanArtifact,
+                    files: Sequence[tuple[int, str, Path]] | None = None) -> list[str]:
     """Discard this plan's half-done steps: records above `art.checkpoint_seq` (see above).
-    Returns the record files dropped."""
+    `files`: this plan's record files when the caller has listed them. Returns the record
+    files dropped."""
     if art.checkpoint_seq is None:
         return []
     repo = Path(art.repo) if art.repo else None
-    files = _files(state_dir, art.plan_id)
+    files = _files(state_dir, art.plan_id) if files is None else files
     out = []
     for seq, cp_id, f in reversed(files):
         if seq > art.checkpoint_seq:
