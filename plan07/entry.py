@@ -8,6 +8,11 @@ while plan.json still has exactly those bytes, `next` would print the same again
 printed (tests/test_entry.py compares the two paths byte for byte). Any other case (another
 command or flag, no plan, a plan changed since, nothing handed out, anything unexpected) goes to
 the full CLI, which does the same job with every check and every error message.
+
+`plan07 complete ID [--state DIR] [--timeout S] [--json]`, the gate's one call per node, runs
+without typer and the CLI's command modules (`complete_args`, then plan07.console, which the
+typer command prints through as well: the same bytes either way, tests/test_entry.py); any other
+spelling of it goes to the full CLI.
 """
 
 from __future__ import annotations
@@ -107,12 +112,51 @@ def next_view(argv: list[str]) -> str | None:
         return None
 
 
+def complete_args(argv: list[str]) -> tuple[str, Path | None, float, bool] | None:
+    """(node id, state dir, timeout, json) when argv is `complete ID` with at most `--state DIR`,
+    `--timeout SECONDS` and `--json` (each once, `--flag=value` too), as the full CLI parses
+    them; None for anything else (help, another flag, a bad value: the full CLI says what)."""
+    if len(argv) < 2 or argv[0] != "complete" or argv[1].startswith("-"):
+        return None
+    node_id, rest = argv[1], argv[2:]
+    seen: dict[str, str | None] = {}
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        name, eq, value = a.partition("=")
+        if a == "--json" and name not in seen:
+            seen["--json"] = None
+        elif name in ("--state", "--timeout") and name not in seen and (eq or i + 1 < len(rest)):
+            if not eq:
+                i += 1
+                value = rest[i]
+            if value.startswith("-") and not eq:
+                return None
+            seen[name] = value
+        else:
+            return None
+        i += 1
+    state = seen.get("--state")
+    try:
+        timeout = float(seen.get("--timeout") or "120")
+    except ValueError:
+        return None
+    if state == "" or seen.get("--timeout") == "":
+        return None
+    return node_id, (Path(state) if state is not None else None), timeout, "--json" in seen
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     text = next_view(args)
     if text is not None:
         sys.stdout.write(text)
         return 0
+    done = complete_args(args)
+    if done is not None:  # the gate's one call per node: no typer, no CLI (plan07.console)
+        from plan07 import console
+
+        return console.guarded(lambda: console.complete(*done))
     from plan07.cli import main as cli_main
 
     return cli_main(args)

@@ -135,3 +135,72 @@ def test_no_plan_is_the_full_cli_error(tmp_path: Path) -> None:
 def test_the_console_script_is_the_entry() -> None:
     text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
     assert 'plan07 = "plan07.entry:run"' in text
+
+
+# ---------------------------------------------------------------------------------------------
+# `plan07 complete`: the gate's one call per node, printed by plan07.console on both paths
+
+
+def _run(fn: object, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    rc = fn(argv)  # type: ignore[operator]
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _timeless(text: str) -> str:
+    import re
+
+    return re.sub(r"\d+\.\d+s\b", "Ns", re.sub(r'"duration_s": [\d.]+', '"duration_s": N', text))
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"], ["--timeout", "30"], ["--timeout=30.5",
+                                                                         "--json"]])
+def test_complete_prints_what_the_full_cli_prints(planned: Path, tmp_path: Path, flags: list[str],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    base = _copy(planned, tmp_path)
+    _, first = _full(["next", "--json", "--state", str(base)])
+    node_id = json.loads(first)["node_id"]
+    fast_dir, full_dir = tmp_path / "fast", tmp_path / "full"
+    shutil.copytree(base, fast_dir)
+    shutil.copytree(base, full_dir)
+    argv = ["complete", node_id, *flags]
+    assert entry.complete_args([*argv, "--state", str(fast_dir)]) is not None
+    fast = _run(entry.main, [*argv, "--state", str(fast_dir)], capsys)
+    full = _run(cli_main, [*argv, "--state", str(full_dir)], capsys)
+    assert fast[0] == full[0]
+    assert (_timeless(fast[1]), fast[2]) == (_timeless(full[1]), full[2])
+    assert fast[1]  # a verdict was printed
+    # and the plan moved on the same way
+    a = json.loads((fast_dir / "plan.json").read_text())
+    b = json.loads((full_dir / "plan.json").read_text())
+    assert [n["state"] for n in a["nodes"]] == [n["state"] for n in b["nodes"]]
+
+
+def test_a_complete_error_is_the_full_cli_error(planned: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    d = _copy(planned, tmp_path)
+    for argv in (["complete", "O99", "--state", str(d)],
+                 ["complete", "O1", "--state", str(tmp_path / "none")]):
+        assert entry.complete_args(argv) is not None
+        fast = _run(entry.main, argv, capsys)
+        full = _run(cli_main, argv, capsys)
+        assert fast == full
+        assert fast[0] == 2
+        assert fast[2].startswith("error: ")
+
+
+@pytest.mark.parametrize("argv", [
+    ["complete"], ["complete", "--help"], ["complete", "O1", "--help"], ["complete", "O1", "-h"],
+    ["complete", "O1", "O2"], ["complete", "O1", "--json", "--json"],
+    ["complete", "O1", "--state", "a", "--state", "b"], ["complete", "O1", "--state"],
+    ["complete", "O1", "--state="], ["complete", "O1", "--timeout", "soon"],
+    ["complete", "O1", "--timeout", "-1"], ["complete", "O1", "--json=1"],
+    ["complete", "O1", "--verbose"], ["status", "O1"], ["--json", "complete", "O1"]])
+def test_any_other_complete_is_the_full_cli(argv: list[str]) -> None:
+    assert entry.complete_args(argv) is None
+
+
+def test_complete_args() -> None:
+    assert entry.complete_args(["complete", "O3"]) == ("O3", None, 120.0, False)
+    assert entry.complete_args(["complete", "O3", "--json", "--state=s", "--timeout", "9"]) == (
+        "O3", Path("s"), 9.0, True)

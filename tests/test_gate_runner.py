@@ -322,6 +322,32 @@ def test_the_build_check_compiles_only_the_changed_files(repo: Path) -> None:
     assert "pkg/mod.py:1: SyntaxError" in v.output_tail
 
 
+def test_the_build_check_in_process_says_what_the_repos_interpreter_says(repo: Path,
+                                                                          tmp_path: Path) -> None:
+    from plan07.runner import compile_files, same_binary
+
+    wrapper = tmp_path / "bin" / "python"  # the same Python behind another path: a process
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
+    other = Interpreter(str(wrapper), "--python")
+    assert same_binary(OWN)
+    assert not same_binary(other)
+    (repo / "pkg" / "bad.py").write_text("def f(:\n")
+    (repo / "pkg" / "nul.py").write_bytes(b"x = 1\0\n")
+    (repo / "pkg" / "deep.py").write_text("x = " + "(" * 300 + ")" * 300 + "\n")
+    files = ["pkg/mod.py", "pkg/bad.py", "pkg/nul.py", "pkg/gone.py", "pkg/deep.py"]
+    env = dict(os.environ)
+    here = compile_files(OWN, repo, files, timeout=60, env=env)
+    there = compile_files(other, repo, files, timeout=60, env=env)
+    assert here == there
+    assert not here[0]
+    assert "pkg/bad.py:1: SyntaxError" in here[1]
+    assert "pkg/nul.py:" in here[1]
+    assert compile_files(OWN, repo, ["pkg/mod.py"], timeout=60, env=env) == \
+        compile_files(other, repo, ["pkg/mod.py"], timeout=60, env=env) == (True, "")
+
+
 def test_baseline_json_round_trip() -> None:
     b = Baseline(1, {"a.py::t": "failed", "a.py::u": "passed"}, ("a.py",))
     assert Baseline.from_json(json.loads(json.dumps(b.to_json()))) == b

@@ -3,13 +3,16 @@ printing JSON or rich output, reading a request. I/O only."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from plan07.console import open_planner as open_planner  # shared with the fast path
+from plan07.console import print_json as print_json
+from plan07.console import to_jsonable as to_jsonable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,20 +21,6 @@ if TYPE_CHECKING:
     from plan07.model import DriverView
 
 JSON_HELP = "Print machine-readable JSON instead of human output."
-
-
-def to_jsonable(obj: Any) -> Any:
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(mode="json", by_alias=True)
-    if isinstance(obj, list | tuple):
-        return [to_jsonable(x) for x in obj]
-    if isinstance(obj, dict):
-        return {k: to_jsonable(v) for k, v in obj.items()}
-    return obj
-
-
-def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
 
 
 def next_data(planner: Planner, view: DriverView | None) -> dict[str, Any]:
@@ -69,17 +58,6 @@ def console() -> Console:
     from rich.console import Console
 
     return Console(width=min(shutil.get_terminal_size((80, 24)).columns, 100), soft_wrap=False)
-
-
-def open_planner(state: Path | None) -> Planner:
-    """The plan in the state dir; every command loads (and validates) it once, after this."""
-    from plan07 import state as st
-    from plan07.api import Planner
-
-    d = st.state_dir(state)
-    if not st.exists(d):
-        st.load(d)  # raises: no plan here, and what to run
-    return Planner(d)
 
 
 def status_table(con: Console, rows: list[dict[str, Any]]) -> None:

@@ -137,22 +137,11 @@ def complete(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the node's validation; pass -> complete and advance; fail -> exit 1."""
-    verdict = open_planner(state).complete(node_id, timeout=timeout)
-    if as_json:
-        print_json(verdict)
-    elif verdict.inconclusive:
-        typer.echo(f"error: {node_id} not judged: {verdict.inconclusive}", err=True)
-    else:
-        word = "passed" if verdict.passed else "FAILED"
-        typer.echo(f"{node_id} {word}: {verdict.check} ({verdict.kind}, {verdict.duration_s}s)")
-        if verdict.passed and verdict.tests:  # the gate's verdict line (red, pre-existing...)
-            typer.echo("  " + (verdict.output_tail.rstrip().splitlines() or [""])[-1])
-        if not verdict.passed:
-            typer.echo(verdict.output_tail[-800:])
-    if verdict.inconclusive:  # the environment, not the node: exit 2, nothing recorded
-        raise typer.Exit(2)
-    if not verdict.passed:
-        raise typer.Exit(1)
+    from plan07 import console  # the console script's fast path prints through it too
+
+    rc = console.complete(node_id, state, timeout, as_json)
+    if rc:
+        raise typer.Exit(rc)
 
 
 def confirm(

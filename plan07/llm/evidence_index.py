@@ -11,7 +11,7 @@ from collections import defaultdict
 from plan07 import caps
 from plan07.evidence.impact import RELATIONS
 from plan07.model import Evidence, ImpactEdge
-from plan07.vocab import covers, file_module, pytest_id
+from plan07.vocab import covers, exercised_by, file_module, pytest_id
 
 REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
 # the impact relation of a may-call recon guessed from a method's name (docs/evidence.md): a
@@ -36,17 +36,6 @@ def edge_line(i: ImpactEdge) -> str:
     """An impact edge as an obligation's `evidence` string."""
     return cut(f"06 impact {i.src} -> {i.dst} {i.relation} {i.cause} {i.confidence:.2f}",
                caps.EVIDENCE_MAX_CHARS)
-
-
-def exercised_by(ev: Evidence) -> dict[str, set[str]]:
-    """Entity -> the pytest ids of the tests reaching it through recon `tests`/`calls` edges
-    (the gate reads only this: no rule file parsed)."""
-    tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
-    out: dict[str, set[str]] = defaultdict(set)
-    for e in ev.recon.edges:
-        if e.src in tests and e.kind in ("tests", "calls"):
-            out[e.dst].add(tests[e.src])
-    return out
 
 
 class EvidenceIndex:
