@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     direct = [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", target]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.pop("VIRTUAL_ENV", None)
+    # a user's shell writes bytecode: the direct run keeps the repo's __pycache__ as it would,
+    # the gate its own cache (plan07.bytecode)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     edit = repo / args.edit
     original = edit.read_bytes()
     work = Path(tempfile.mkdtemp(prefix="plan07-gate-bench-"))
@@ -115,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             git(repo, "update-ref", "-d", ref)
         shutil.rmtree(work, ignore_errors=True)
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    load = os.getloadavg()
     head = git(repo, "rev-parse", "HEAD")
     remote = git(repo, "config", "--get", "remote.origin.url") or str(repo)
     report = "\n".join([
@@ -134,6 +138,14 @@ def main(argv: list[str] | None = None) -> int:
         f"| direct pytest | {med['direct_wall']:.2f} | {med['direct_cpu']:.2f} |",
         f"| **ratio** | **{med['gate_wall'] / med['direct_wall']:.2f}x** | "
         f"**{med['gate_cpu'] / med['direct_cpu']:.2f}x** |",
+        "",
+        f"Load average at the end: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} "
+        f"({os.cpu_count()} CPUs). Each step (step 1 fills the gate's bytecode cache):",
+        "",
+        "| step | gate wall s | gate cpu s | direct wall s | direct cpu s |",
+        "|---:|---:|---:|---:|---:|",
+        *(f"| {i} | {r['gate_wall']:.2f} | {r['gate_cpu']:.2f} | {r['direct_wall']:.2f} | "
+          f"{r['direct_cpu']:.2f} |" for i, r in enumerate(rows, 1)),
         "",
         f"Command: `python benchmarks/gate.py --repo {repo.name} --python {args.python} "
         f"--check {args.check} --edit {args.edit} --runs {args.runs}`",

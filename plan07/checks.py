@@ -56,6 +56,8 @@ class GateContext:
     changed_py: Sequence[str] | None = None  # None: unknown (no git) -> every .py file
     landed: bool = False  # a non-test modify of the plan was validated already
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    pycache: Path | None = None  # the plan's bytecode cache (plan07.bytecode); None: none kept
+    swept_ns: int = 0  # when the last check's sweep of it started (plan07.bytecode.sweep)
 
 
 @dataclass(frozen=True)
@@ -123,11 +125,14 @@ def python_files(repo: Path) -> list[str]:
 
 
 def bytecode_env(ctx: GateContext, base: Mapping[str, str]) -> dict[str, str]:
-    """The check writes no bytecode: Python judges a cached .pyc fresh by its source's mtime in
-    whole seconds and its size, so an edit of the same size within the second after a check that
-    wrote one would have the next check run the old code."""
-    del ctx
-    return {**base, "PYTHONDONTWRITEBYTECODE": "1"}
+    """The check's bytecode: kept in the plan's cache, every .pyc that could be stale deleted
+    first (plan07.bytecode); with no cache (a check outside a plan, the CP0 baseline: nothing is
+    written before the plan is), none written."""
+    from plan07 import bytecode
+
+    if ctx.pycache is not None:
+        ctx.swept_ns = bytecode.sweep(ctx.pycache)
+    return bytecode.check_env(base, ctx.pycache)
 
 
 def check_node(node: PlanNode, ctx: GateContext, *, timeout: float = 120.0) -> Verdict:

@@ -95,8 +95,8 @@ def git_tree(tree: str | None) -> str | None:
 def prepare(repo: Path, art: PlanArtifact, evidence: Evidence, *, python: str | Path | None,
             test_command: str | None, state_dir: Path) -> tuple[GateInfo, Baseline]:
     """`prepare_gate` for a new plan: its gate (recorded on `art` too) and the baseline."""
-    from plan07.llm.evidence_index import exercised_by
     from plan07.validate import check_env
+    from plan07.vocab import exercised_by
 
     exercised = {k: sorted(v) for k, v in exercised_by(evidence).items()}
     info, base = prepare_gate(repo, art.nodes, exercised, python=python,
@@ -111,12 +111,15 @@ def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, *,
     """§3.3 step 4: run the handed-out node's check on the content fingerprinted before it,
     compared after it (an edit made while it ran is not certified: inconclusive). Returns the
     verdict and the content it ran on."""
+    from plan07 import bytecode
     from plan07.validate import check_env
 
     tree = fingerprint(run.repo, keep=[state_dir])
     ctx = context_for(art, state_dir, tree=tree, env=check_env(repo=run.repo))
     verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
     if fingerprint(run.repo, keep=[state_dir]) != tree:
+        if ctx.pycache is not None:  # compiled from files changing under it: none kept
+            bytecode.sweep(ctx.pycache, since_ns=ctx.swept_ns)
         verdict = verdict.model_copy(update={
             "passed": False, "inconclusive": "the repository's files changed while the check "
             "ran; nothing was recorded: run `plan07 complete` again"})
@@ -158,11 +161,11 @@ def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
     """The gate's context for the plan's next check: its recorded interpreter and command, the
     CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
     checkpoint (`tree`: the content now), and whether a change was validated already."""
-    from plan07 import checkpoint, state
+    from plan07 import bytecode, checkpoint, state
     from plan07.artifact import reached_checkpoints
-    from plan07.llm.evidence_index import exercised_by
     from plan07.runner import find_python
     from plan07.testcommand import load_command
+    from plan07.vocab import exercised_by
 
     repo = Path(art.repo or ".")
     evidence = state.evidence_of(state_dir, art)
@@ -170,7 +173,7 @@ def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
     gate = art.gate
     if gate is None:  # a plan made before the gate recorded its world
         return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,
-                           env=env)
+                           env=env, pycache=state_dir / bytecode.CACHE_DIR)
     if not Path(gate.python).is_file():
         raise InputError(f"the plan's interpreter {gate.python} is gone; re-run `plan07 plan "
                          "--python PATH`", field="--python")
@@ -187,7 +190,7 @@ def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
     landed = any(n.id in done and n.obligation == "modify" and not defined_test(n)
                  for n in art.nodes)
     return GateContext(repo, interp, command, read_baseline(state_dir, gate), exercised,
-                       changed, landed, env)
+                       changed, landed, env, state_dir / bytecode.CACHE_DIR)
 
 
 def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str | None) -> None:
