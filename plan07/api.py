@@ -122,6 +122,7 @@ class Planner:
                 if stale not in used:
                     (d / stale).unlink(missing_ok=True)
             state.drop_evidence_except(d, {artifact.evidence_file})
+            gate.drop_baselines_except(d, info.baseline_file)
         return planner
 
     @classmethod

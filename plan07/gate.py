@@ -14,6 +14,7 @@ are plan07.checks.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
     from plan07.model import Evidence, GateInfo, PlanArtifact, PlanNode, Verdict
     from plan07.transitions import GateRun
 
-BASELINE_FILE = "baseline.json"
+BASELINE_FILE = "baseline.json"  # a plan made before the name held the content's digest
+_BASELINE_NAME = re.compile(r"baseline(\.[0-9a-f]{16})?\.json")
 
 
 def fingerprint(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
@@ -102,8 +104,26 @@ def prepare(repo: Path, art: PlanArtifact, evidence: Evidence, *, python: str | 
     info, base = prepare_gate(repo, art.nodes, exercised, python=python,
                               test_command=test_command, env=check_env(repo=repo),
                               state_dir=state_dir)
+    if info.baseline_file:
+        info.baseline_file = baseline_name(base)
     art.gate = info
     return info, base
+
+
+def _baseline_text(base: Baseline) -> str:
+    import json
+
+    return json.dumps(base.to_json(), ensure_ascii=False)
+
+
+def baseline_name(base: Baseline) -> str:
+    """The baseline sidecar's file name, from its content (as the evidence sidecar's): a new
+    plan's baseline, written before its plan.json, never overwrites the one the plan still in
+    place names (a crash between the two leaves that plan whole, and the new file unnamed)."""
+    import hashlib
+
+    digest = hashlib.sha256(_baseline_text(base).encode("utf-8")).hexdigest()[:16]
+    return f"baseline.{digest}.json"
 
 
 def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, *,
@@ -127,16 +147,20 @@ def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, *,
 
 
 def write_baseline(state_dir: Path, info: GateInfo, base: Baseline) -> None:
-    """The baseline sidecar beside plan.json (or none, and a stale one removed)."""
-    import json
-
+    """The baseline sidecar beside plan.json, under the name the new plan gives it (none when
+    the plan ran no baseline). Written before plan.json: whatever was there stays."""
     from plan07.boundedio import write_atomic
 
-    path = state_dir / BASELINE_FILE
     if info.baseline_file:
-        write_atomic(path, json.dumps(base.to_json(), ensure_ascii=False))
-    else:
-        path.unlink(missing_ok=True)
+        write_atomic(state_dir / info.baseline_file, _baseline_text(base))
+
+
+def drop_baselines_except(state_dir: Path, keep: str | None) -> None:
+    """After plan.json is written: the baseline sidecars it does not name go (an older plan's,
+    or a crashed plan's that was never named)."""
+    for p in state_dir.glob("baseline*.json"):
+        if p.name != keep and _BASELINE_NAME.fullmatch(p.name) and p.is_file():
+            p.unlink(missing_ok=True)
 
 
 def read_baseline(state_dir: Path, info: GateInfo) -> Baseline | None:
@@ -144,6 +168,9 @@ def read_baseline(state_dir: Path, info: GateInfo) -> Baseline | None:
 
     if not info.baseline_file:
         return Baseline(0, {}, ())
+    if not _BASELINE_NAME.fullmatch(info.baseline_file):
+        raise InputError(f"the plan names a baseline file {info.baseline_file!r} plan07 never "
+                         "writes; re-run `plan07 plan`", source=str(state_dir))
     path = state_dir / info.baseline_file
     try:
         data = json.loads(path.read_text("utf-8"))

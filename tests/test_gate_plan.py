@@ -212,3 +212,42 @@ def test_the_checkpoint_is_the_content_the_check_ran_on(tmp_path: Path, repo: Pa
     assert "changed while the check ran" in v.inconclusive
     assert [n.state for n in p.artifact.nodes] == ["pending"]
     assert p.artifact.audit[-1].event == "inconclusive"
+
+
+def test_a_new_plan_that_crashes_before_plan_json_leaves_the_old_baseline(
+        tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from plan07 import gate, state
+
+    old = plan(tmp_path, repo, SIGNATURE)  # its baseline: tests/ (test_known_bug fails)
+    info = old.artifact.gate
+    assert info is not None
+    assert info.baseline_file is not None
+    assert info.baseline_file != gate.BASELINE_FILE  # named by its content
+    before = gate.read_baseline(tmp_path / "state", info)
+    assert before is not None
+    assert before.outcomes is not None
+    assert before.outcomes["tests/test_core.py::test_known_bug"] == "failed"
+
+    def crash(*a: object, **k: object) -> None:
+        raise KeyboardInterrupt  # the process dies between the sidecar and plan.json
+
+    monkeypatch.setattr(state, "write", crash)
+    other = [ob("O1", "pkg.core.f", "modify", [], "tests/test_core.py::test_g")]
+    (repo / "tests" / "test_core.py").write_text(
+        (repo / "tests" / "test_core.py").read_text().replace("'zero'", "0"))  # now it passes
+    with pytest.raises(KeyboardInterrupt):
+        plan(tmp_path, repo, other)
+    monkeypatch.undo()
+    again = Planner.open(tmp_path / "state")  # the old plan, whole: its own baseline
+    assert again.artifact.gate == info
+    assert gate.read_baseline(tmp_path / "state", info) == before
+    names = sorted(p.name for p in (tmp_path / "state").glob("baseline*.json"))
+    assert len(names) == 2  # the crashed plan's, never named
+    (repo / "tests" / "test_core.py").write_text(
+        (repo / "tests" / "test_core.py").read_text().replace("== 0", "== 'zero'"))
+    git(repo, "checkout", "-q", "--", ".")
+    newer = plan(tmp_path, repo, other)  # a plan made after: the others go
+    kept = newer.artifact.gate
+    assert kept is not None
+    assert sorted(p.name for p in (tmp_path / "state").glob("baseline*.json")) == [
+        kept.baseline_file]
