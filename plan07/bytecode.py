@@ -1,17 +1,23 @@
 """The checks' bytecode cache (issue 11 "keep the repo's bytecode cache"). I/O: the cache folder.
 
-A check runs the repo's interpreter with `PYTHONPYCACHEPREFIX` set to a folder of the plan's
-state dir, so every module it imports (and every test file pytest rewrites) is compiled once and
-kept there between checks, and the repo's own `__pycache__` is neither read nor written.
+A check runs the repo's interpreter with `PYTHONPYCACHEPREFIX` set to plan07's own cache folder
+(`cache_dir`: `$PLAN07_CACHE_DIR/pycache`, else `$XDG_CACHE_HOME/plan07/pycache`, else
+`~/.cache/plan07/pycache`, private to the user, as the rules cache; `PLAN07_CACHE_DIR=off`: no
+cache, no bytecode written), so every module it imports (and every test file pytest rewrites)
+is compiled once and kept between checks and plans, and the repo's own `__pycache__` is
+neither read nor written. Its layout mirrors absolute source paths, so one folder serves every
+repo and interpreter; nothing of it is in the plan's state dir (compiled copies of the repo's
+code stay out of what a plan stores).
 
 Python judges a timestamp .pyc fresh by its source's mtime in whole seconds and its size, so a
 cached file can be stale only when its source was changed (to the same size) within the second
-its mtime names. `sweep`, run before every check, deletes each .pyc that could be: one written in
-that very second (or earlier: a source mtime in the future), and every .pyc that is neither a
-timestamp .pyc nor a checked-hash one (PEP 552: a checked hash is verified at every import). A
-.pyc written in a later second than its source's mtime is safe for good: any later edit gives the
-source a later mtime, which Python sees. What a check compiled while the repo's files changed
-under it is deleted too (`sweep(since_ns=)`: the check itself is inconclusive then).
+its mtime names. `sweep`, run before every check on the repo's part of the cache, deletes each
+.pyc that could be: one written in that very second (or earlier: a source mtime in the future),
+and every .pyc that is neither a timestamp .pyc nor a checked-hash one (PEP 552: a checked hash
+is verified at every import). A .pyc written in a later second than its source's mtime is safe
+for good: any later edit gives the source a later mtime, which Python sees. What a check
+compiled while the repo's files changed under it is deleted too (`sweep(since_ns=)`: the check
+itself is inconclusive then).
 """
 
 from __future__ import annotations
@@ -21,9 +27,45 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-CACHE_DIR = "pycache"  # in the plan's state dir
+CACHE_DIR = "pycache"  # in plan07's cache folder
 _MARK = ".swept"  # its mtime: when the last sweep started (the file system's own clock)
 _MARGIN_NS = 1_000_000_000  # what was written in the second before a sweep is judged again
+
+
+def cache_dir() -> Path | None:
+    """The bytecode cache folder (module docstring), made private if absent; None when caching
+    is off or the folder is not usable (not ours, writable by others): then no bytecode."""
+    import stat
+
+    env = os.environ.get("PLAN07_CACHE_DIR")
+    if env is not None:
+        if env.strip().lower() in ("", "off", "0", "none"):
+            return None
+        base = Path(env)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = (Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache") \
+            / "plan07"
+    d = base.absolute() / CACHE_DIR
+    try:
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = d.stat()
+    except (OSError, RuntimeError):  # RuntimeError: no home directory
+        return None
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+        return None
+    return None if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) else d
+
+
+def mirrored(cache: Path, root: Path) -> list[Path]:
+    """Where the cache keeps the bytecode of files under `root`: Python mirrors a source's
+    absolute path under the prefix (the path as imported, and as resolved)."""
+    out: list[Path] = []
+    for p in (Path(root).absolute(), Path(root).resolve()):
+        sub = cache.joinpath(*p.parts[1:])
+        if sub not in out:
+            out.append(sub)
+    return out
 
 
 def check_env(base: Mapping[str, str], cache: Path | None) -> dict[str, str]:
@@ -57,20 +99,22 @@ def _stale(path: str, st: os.stat_result) -> bool:
     return (int(st.st_mtime) & 0xFFFFFFFF) <= source_mtime
 
 
-def sweep(cache: Path, *, since_ns: int | None = None) -> int:
-    """Delete from `cache` every .pyc that could be stale (module docstring), and with
-    `since_ns` every .pyc written at or after it. Returns the file system's time at the start
-    of the sweep (ns), for a later `sweep(since_ns=)`; 0 when there is no cache yet."""
-    if not cache.is_dir():
+def sweep(cache: Path, root: Path | None = None, *, since_ns: int | None = None) -> int:
+    """Delete from `cache` (its part for files under `root`, default all of it) every .pyc
+    that could be stale (module docstring), and with `since_ns` every .pyc written at or after
+    it. Returns the file system's time at the start of the sweep (ns), for a later
+    `sweep(since_ns=)`; 0 when there is nothing to sweep yet."""
+    dirs = [d for d in (mirrored(cache, root) if root is not None else [cache]) if d.is_dir()]
+    if not dirs:
         return 0
-    mark = cache / _MARK
+    mark = dirs[0] / _MARK
     try:
         last = mark.stat().st_mtime_ns - _MARGIN_NS
     except OSError:
         last = None
     mark.touch()
     now = mark.stat().st_mtime_ns
-    todo = [str(cache)]
+    todo = [str(d) for d in dirs]
     while todo:
         try:
             with os.scandir(todo.pop()) as it:

@@ -56,7 +56,7 @@ class GateContext:
     changed_py: Sequence[str] | None = None  # None: unknown (no git) -> every .py file
     landed: bool = False  # a non-test modify of the plan was validated already
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    pycache: Path | None = None  # the plan's bytecode cache (plan07.bytecode); None: none kept
+    pycache: Path | None = None  # plan07's bytecode cache (plan07.bytecode); None: none kept
     swept_ns: int = 0  # when the last check's sweep of it started (plan07.bytecode.sweep)
 
 
@@ -125,13 +125,13 @@ def python_files(repo: Path) -> list[str]:
 
 
 def bytecode_env(ctx: GateContext, base: Mapping[str, str]) -> dict[str, str]:
-    """The check's bytecode: kept in the plan's cache, every .pyc that could be stale deleted
-    first (plan07.bytecode); with no cache (a check outside a plan, the CP0 baseline: nothing is
-    written before the plan is), none written."""
+    """The check's bytecode: kept in plan07's cache, every .pyc of the repo's files that could
+    be stale deleted first (plan07.bytecode); with no cache (a check outside a plan, the CP0
+    baseline, `PLAN07_CACHE_DIR=off`), none written."""
     from plan07 import bytecode
 
     if ctx.pycache is not None:
-        ctx.swept_ns = bytecode.sweep(ctx.pycache)
+        ctx.swept_ns = bytecode.sweep(ctx.pycache, ctx.repo)
     return bytecode.check_env(base, ctx.pycache)
 
 

@@ -139,7 +139,7 @@ def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, *,
     verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
     if fingerprint(run.repo, keep=[state_dir]) != tree:
         if ctx.pycache is not None:  # compiled from files changing under it: none kept
-            bytecode.sweep(ctx.pycache, since_ns=ctx.swept_ns)
+            bytecode.sweep(ctx.pycache, run.repo, since_ns=ctx.swept_ns)
         verdict = verdict.model_copy(update={
             "passed": False, "inconclusive": "the repository's files changed while the check "
             "ran; nothing was recorded: run `plan07 complete` again"})
@@ -200,7 +200,7 @@ def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
     gate = art.gate
     if gate is None:  # a plan made before the gate recorded its world
         return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,
-                           env=env, pycache=state_dir / bytecode.CACHE_DIR)
+                           env=env, pycache=bytecode.cache_dir())
     if not Path(gate.python).is_file():
         raise InputError(f"the plan's interpreter {gate.python} is gone; re-run `plan07 plan "
                          "--python PATH`", field="--python")
@@ -217,7 +217,7 @@ def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
     landed = any(n.id in done and n.obligation == "modify" and not defined_test(n)
                  for n in art.nodes)
     return GateContext(repo, interp, command, read_baseline(state_dir, gate), exercised,
-                       changed, landed, env, state_dir / bytecode.CACHE_DIR)
+                       changed, landed, env, bytecode.cache_dir())
 
 
 def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str | None) -> None:

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from plan07 import bytecode
 from plan07.checks import GateContext, check_node
 from plan07.model import PlanNode
@@ -97,3 +99,31 @@ def test_a_same_size_edit_within_the_second_is_seen(tmp_path: Path) -> None:
         assert not v.passed, f"ran the old code (edit {mod.stat().st_mtime - before:.3f}s later)"
         assert "AssertionError" in v.output_tail
     assert not list(repo.rglob("__pycache__")), "the check wrote bytecode into the repo"
+
+
+def test_the_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLAN07_CACHE_DIR", "off")
+    assert bytecode.cache_dir() is None
+    monkeypatch.setenv("PLAN07_CACHE_DIR", str(tmp_path / "c"))
+    d = bytecode.cache_dir()
+    assert d == tmp_path / "c" / "pycache"
+    assert d.is_dir()
+    assert d.stat().st_mode & 0o777 == 0o700
+    d.chmod(0o777)  # writable by others: not used
+    assert bytecode.cache_dir() is None
+    monkeypatch.delenv("PLAN07_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert bytecode.cache_dir() == tmp_path / "x" / "plan07" / "pycache"
+
+
+def test_a_sweep_keeps_to_the_repos_part(tmp_path: Path) -> None:
+    cache = tmp_path / "pycache"
+    repo = tmp_path / "repo"
+    now = int(time.time())
+    mine = _pyc(bytecode.mirrored(cache, repo)[0] / "pkg" / "m.cpython-311.pyc", 0, now,
+                written=now + 0.5)
+    other = _pyc(bytecode.mirrored(cache, tmp_path / "other")[0] / "m.cpython-311.pyc", 0, now,
+                 written=now + 0.5)
+    assert bytecode.sweep(cache, repo) > 0
+    assert not mine.exists()
+    assert other.exists()
