@@ -39,7 +39,10 @@ def main(argv: list[str]) -> int:
         ("recon", [*repos, "--runs", "1" if args.quick else "3"]),
         ("cold_start", ["--sympy", str(args.sympy), "--cache", str(args.cache),
                         "--runs", "9" if args.quick else "15"]),
-        ("plan_stages", repos),
+        # plan_stages runs the CP0 baseline, which needs the repo's dependencies: sympy's and
+        # click's import with plan07's own; sphinx's (docutils) do not
+        ("plan_stages", ["--click", str(args.click), "--sympy", str(args.sympy),
+                         "--cache", str(args.cache)]),
     ]
     args.out.mkdir(parents=True, exist_ok=True)
     results = []
