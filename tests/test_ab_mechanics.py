@@ -177,5 +177,6 @@ def test_a_merged_node_runs_every_members_step(tmp_path: Path, checker: Checker)
     assert r.resolved, r.note
     asked = [c["asked"] for c in r.call_log]
     assert asked[0] == [callee.id]
-    assert len(asked[1]) == 2 and callee.id in asked[1]  # the merged node: both members
+    assert len(asked[1]) == 2  # the merged node: both members
+    assert callee.id in asked[1]
     assert r.call_log[1]["retry"]
