@@ -164,7 +164,7 @@ def swebench_task(inst: dict[str, Any], line: int, snapshots: Path,
         files = {f: (old[f], (Path(d) / f).read_text("utf-8")) for f in touched
                  if (Path(d) / f).exists()}
     test_files = tuple(dict.fromkeys(_file_of(t) for t in [*f2p, *p2p]))
-    from plan07.validate import classify
+    from plan07.vocab import classify
 
     first = f2p[0] if classify(f2p[0]) == "pytest_node" else f"pytest:{_file_of(f2p[0])}"
     steps, gold = build_steps(files, first, final=f"pytest:{test_files[0]}")

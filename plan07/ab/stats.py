@@ -102,9 +102,10 @@ def ratio_intervals(c: dict[str, dict[int, dict[int, Cell]]],
         if num not in c or den not in c:
             continue
         tasks = _tasks([c[num], c[den]])
-        out[name] = interval(lambda d, num=num, den=den, m=m: _ratio(
-            metric_on(c[num], d, m), metric_on(c[den], d, m)), tasks, seed=seed,
-            resamples=resamples)
+        def stat(d: Sequence[int], num: str = num, den: str = den, m: str = m) -> float:
+            return _ratio(metric_on(c[num], d, m), metric_on(c[den], d, m))
+
+        out[name] = interval(stat, tasks, seed=seed, resamples=resamples)
     return out
 
 

