@@ -92,10 +92,10 @@ def one(name: str, repo: Path, cache: Path, work: Path) -> dict[str, Any]:
                    check=False, capture_output=True)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     plan_bytes = (state_dir / "plan.json").stat().st_size
-    ev_file = state_dir / "evidence.json"
+    art = state.load(state_dir)
+    ev_file = state_dir / (art.evidence_file or state.EVIDENCE_FILE)  # named by its content
     cp0_bytes = (records.records_dir(state_dir, "perf-stages") / "CP0.1.json").stat().st_size
     # the floor of the state write: the plan's evidence dumped once, the plan once, written
-    art = state.load(state_dir)
     kept = state.evidence_of(state_dir, art)
     c = time.process_time()
     (work / "floor-evidence.json").write_text(kept.model_dump_json(exclude_defaults=True))
@@ -152,7 +152,7 @@ def main(argv: list[str]) -> int:
         print(f"{r['name']}: {r['obligations']} obligations, {r['edges']} edges; plan CPU "
               f"{r['total_s']:.2f} s, peak RSS {r['rss_mib']:.0f} MiB; stages (s): {parts}")
         print(f"  per 10k edges (s): {per}")
-        print(f"  plan.json {r['plan_bytes']} B, evidence.json {r['evidence_bytes']} B, CP0 record"
+        print(f"  plan.json {r['plan_bytes']} B, evidence {r['evidence_bytes']} B, CP0 record"
               f" {r['cp0_bytes']} B; checkpoint record CPU: 1st {r['record_first_s'] * 1e3:.1f}"
               f" ms, 9th {r['record_ninth_s'] * 1e3:.1f} ms")
         extra = {"edges": r["edges"], "plan_s": round(r["total_s"], 2),
