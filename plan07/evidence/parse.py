@@ -12,14 +12,12 @@ from typing import Any
 
 from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
 from plan07.evidence.syntax import (
-    CHILDREN,
-    SKIP,
     Scope,
     chain_of,
-    children,
     class_signature,
     first_doc_line,
     func_signature,
+    nodes,
     simple_type,
     statements,
     type_chains,
@@ -328,15 +326,11 @@ class _Body:
                 self._bind(p.arg, simple_type(p.annotation))
         calls: list[ast.Call] = []
         holders: list[ast.AST] = []
-        # pass 1, one walk of the body (syntax.walk's order, inlined: this loop is most of
-        # recon's time): what each local name holds, and the calls and value holders for later
-        skip, table, binds = SKIP, CHILDREN, _BINDS
-        call_cls, containers = ast.Call, _CONTAINERS
+        # pass 1, one walk of the body: what each local name holds, and the calls and value
+        # holders for later (exact-class dispatch: this loop is most of recon's time)
+        call_cls, containers, binds = ast.Call, _CONTAINERS, _BINDS
         for st in fn.body:
-            todo: list[Any] = [st]
-            push, pop = todo.append, todo.pop
-            while todo:
-                n = pop()
+            for n in nodes(st):
                 cls = n.__class__
                 if cls is call_cls:  # most nodes: keep for pass 2
                     calls.append(n)
@@ -344,14 +338,6 @@ class _Body:
                     holders.append(n)
                 elif cls in binds:
                     self._binding(n, cls, holders)
-                for f in table.get(cls) or children(cls):
-                    v = getattr(n, f)
-                    if v.__class__ is list:
-                        for x in v:
-                            if x is not None and x.__class__ not in skip:
-                                push(x)
-                    elif v is not None and v.__class__ not in skip:
-                        push(v)
         rewrite, out, by_name = self._rewrite, self.d.calls, self.d.by_name
         for c in calls:  # pass 2: the calls, through those local types
             func = c.func

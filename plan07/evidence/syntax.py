@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from plan07.caps import FIELD_MAX_CHARS
@@ -135,25 +135,24 @@ def children(cls: type) -> tuple[str, ...]:
     return fields
 
 
-def walk(node: ast.AST, keep: type | tuple[type, ...]) -> list[ast.AST]:
-    """The nodes of type `keep` under `node` (itself included), in no particular order; several
-    times faster than filtering `ast.walk`, which recon spends most of its time in otherwise:
-    only the fields that can hold a node are read, and leaves are never pushed."""
+def nodes(node: ast.AST) -> Iterator[Any]:
+    """Every node under `node` (itself included) that can hold a node worth reading, depth first
+    (a leaf is yielded only when it is `node` itself); several times faster than `ast.walk`,
+    which recon spends most of its time in otherwise: only the fields that can hold a node are
+    read, and leaves (SKIP) are never pushed."""
     skip = SKIP
     if node.__class__ in skip:  # a leaf (its fields hold values, not nodes)
-        return [node] if isinstance(node, keep) else []
-    out: list[ast.AST] = []
-    todo = [node]
+        yield node
+        return
+    todo: list[Any] = [node]
     push = todo.append
     pop = todo.pop
     table = CHILDREN
     while todo:
         n = pop()
+        yield n
         cls = n.__class__
-        if isinstance(n, keep):
-            out.append(n)
-        fields = table.get(cls) or children(cls)
-        for f in fields:
+        for f in table.get(cls) or children(cls):
             v = getattr(n, f)
             if v.__class__ is list:
                 for x in v:
@@ -161,7 +160,11 @@ def walk(node: ast.AST, keep: type | tuple[type, ...]) -> list[ast.AST]:
                         push(x)
             elif v is not None and v.__class__ not in skip:
                 push(v)
-    return out
+
+
+def walk(node: ast.AST, keep: type[ast.AST] | tuple[type[ast.AST], ...]) -> list[ast.AST]:
+    """The nodes of type `keep` under `node` (itself included), in no particular order."""
+    return [n for n in nodes(node) if isinstance(n, keep)]
 
 
 def statements(body: list[ast.stmt]) -> list[ast.stmt]:
