@@ -70,15 +70,7 @@ def stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
     """Fill the temporary index with the work tree as `git add -A` sees it (ignored files out).
     It starts as a copy of the user's index (read only: its stat data spares re-hashing
     unchanged files, and a tracked-but-ignored file stays in), else from HEAD."""
-    user_index = Path(git(repo, "rev-parse", "--git-path", "index").strip())
-    if not user_index.is_absolute():
-        user_index = repo / user_index
-    if user_index.is_file():
-        # copy2 keeps the index file's mtime, so git's racy-entry check still sees a file
-        # changed in the same second as the user's last index write
-        shutil.copy2(user_index, index)
-    elif has_head(repo):
-        git(repo, "read-tree", "HEAD", index=index)
+    seed_index(repo, index)
     spec = pathspec(repo, keep)
     listed = git(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", *spec,
                  index=index).split("\0")
@@ -190,16 +182,26 @@ def has_head(repo: Path) -> bool:
     return True
 
 
+def seed_index(repo: Path, index: str) -> bool:
+    """Start the temporary `index` as a copy of the user's index (read only), else from HEAD;
+    False when there is neither (the index is left absent)."""
+    user_index = Path(git(repo, "rev-parse", "--git-path", "index").strip())
+    if not user_index.is_absolute():
+        user_index = repo / user_index
+    if user_index.is_file():
+        # copy2 keeps the index file's mtime, so git's racy-entry check still sees a file
+        # changed in the same second as the user's last index write
+        shutil.copy2(user_index, index)
+        return True
+    if has_head(repo):
+        git(repo, "read-tree", "HEAD", index=index)
+        return True
+    return False
+
+
 def user_index_tree(repo: Path) -> str:
     """The tree of the user's index, written without changing it (through a temporary copy)."""
     with temp_index() as index:
-        user_index = Path(git(repo, "rev-parse", "--git-path", "index").strip())
-        if not user_index.is_absolute():
-            user_index = repo / user_index
-        if user_index.is_file():
-            shutil.copy2(user_index, index)
-        elif has_head(repo):
-            git(repo, "read-tree", "HEAD", index=index)
-        else:
+        if not seed_index(repo, index):
             git(repo, "read-tree", "--empty", index=index)
         return git(repo, "write-tree", index=index).strip()
