@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from plan07.ab import observed
 from plan07.ab.edits import Edit
 from plan07.ab.hunks import hunk_edits, real_faults
 from plan07.ab.tasks import GoldStep, Task
@@ -55,13 +56,9 @@ def is_test(path: str) -> bool:
 
 
 def module_of(path: str) -> str:
-    """`src/pkg/core.py` -> `pkg.core` (a src/ layout's prefix dropped; `__init__` dropped)."""
-    parts = list(PurePosixPath(path.removesuffix(".py")).parts)
-    if parts and parts[0] in ("src", "lib"):
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts) or path
+    """`src/pkg/core.py` -> `pkg.core` (plan07.ab.observed.module_of); a top-level `__init__.py`,
+    which names no module, stays its path."""
+    return observed.module_of(path) or path
 
 
 def target_of(path: str, new: str, edit: Edit) -> str:
