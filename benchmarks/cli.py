@@ -91,7 +91,7 @@ def sixty_four(work: Path) -> None:
         t.append(time.perf_counter())
         dec = decompose(req, evidence, make_client(f"replay:{replay}"))
         t.append(time.perf_counter())
-        order = derive_order(dec.obligations, evidence, engine=engine)
+        order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles)
         t.append(time.perf_counter())
         schedule(dec.obligations, order, evidence)
         t.append(time.perf_counter())

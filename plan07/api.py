@@ -273,7 +273,8 @@ class Planner:
             try:
                 if isinstance(scope, replan.Replan):
                     raise PlanStateError(scope.reason, reason="replan_refused", node=node_id)
-                walked = derive_order(scope, evidence, engine=art.engine)
+                walked = derive_order(scope, evidence, engine=art.engine,
+                                      role_facts={**(art.roles or {}), **(dec.roles or {})})
                 result = replan.splice(call.fragment, order, dec, scope, walked)
                 transitions.apply_replan(art, call, result, evidence, time=A.now())
             except Plan07Error as exc:  # a fallback, or a fragment the rules/scheduler refuse
@@ -298,8 +299,8 @@ class Planner:
             rev = transitions.revise_feedback(art, fb, self._evidence(art), time=A.now())
             if not rev.revisions:
                 return []
-            walked = (derive_order(rev.scope, rev.evidence, engine=art.engine) if rev.scope
-                      else OrderResult())
+            walked = (derive_order(rev.scope, rev.evidence, engine=art.engine,
+                                   role_facts=art.roles) if rev.scope else OrderResult())
             transitions.apply_feedback(art, rev, walked)
             return rev.revisions
 

@@ -7,7 +7,7 @@ Pure: the caller passes the evidence and the clock; nothing here reads a file.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from plan07.model import (
     PlanSchedule,
     Requirement,
     Revision,
+    RoleFacts,
     Usage,
     Violation,
 )
@@ -100,10 +101,14 @@ def reschedule(art: PlanArtifact, evidence: Evidence) -> None:
 def splice(
     art: PlanArtifact, obligations: Sequence[Obligation], *, edges: Sequence[DerivedEdge],
     violations: Sequence[Violation], evidence: Evidence, pending: Iterable[str] = (),
+    roles: Mapping[str, RoleFacts] | None = None,
 ) -> None:
     """Take `obligations` as the plan's (with `edges` and `violations`) and reschedule: every
     obligation keeps the state its node had; a node holding one of `pending` (new work) that had
-    failed is pending again. Nothing changes when the scheduler refuses the result."""
+    failed is pending again. The plan's role facts gain `roles` (the new obligations') and keep
+    only those that still hold. Nothing changes when the scheduler refuses the result."""
+    from plan07.rolefacts import kept
+
     states = {m: n.state for n in art.nodes for m in (n.members or [n.id])}
     nodes = [PlanNode(**o.model_dump(), state=states.get(o.id, "pending")) for o in obligations]
     dag = schedule(
@@ -112,6 +117,7 @@ def splice(
         failed=[n.id for n in nodes if n.state == "failed"],
     )
     art.edges, art.violations = list(edges), list(violations)
+    art.roles = kept({**(art.roles or {}), **(roles or {})}, obligations)
     apply_schedule(art, dag, obligations)
     fresh = set(pending)
     if fresh:  # the same obligations, edges and caps as above: this schedule cannot refuse

@@ -1,7 +1,8 @@
 """The offline `builtin` decomposer: obligations derived from the requirement and the evidence by
 fixed rules, no model. Pure and deterministic. It occupies the §4 L slot (design.md), answering
-the same prompt a model would (plan07.llm.builtin), and its text follows the fact vocabulary of
-docs/rules.md so the ordering rules recognise each role (widen, rebind, preserve_default, ...).
+the same prompt a model would (plan07.llm.builtin). The roles go to the rules as data, beside the
+text (`derive_with_roles`, docs/rules.md "Role facts"): what each step is (a widen is
+`compatible`), and what the request's text it cites and the test it checks say.
 
 The rules in order (the table: docs/decompose.md): localized entities -> modify (a sig_change
 source is a widen); impacted consumers of a modified entity -> modify depending on it (rebind; not,
@@ -32,7 +33,8 @@ from plan07.llm.evidence_index import (
     slug,
     words,
 )
-from plan07.model import Evidence, Localization, Obligation
+from plan07.model import Evidence, Localization, Obligation, RoleWord
+from plan07.obliggraph import KEYWORDS
 from plan07.vocab import NODE_ID_IN_TEXT
 
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
@@ -59,6 +61,8 @@ class _Draft:
     validation: str
     deps: list[str] = field(default_factory=list)
     alternative: bool = False
+    says: set[RoleWord] = field(default_factory=set)  # role words by what the draft is
+    cites: list[str] = field(default_factory=list)  # the request's text it cites
 
 
 @dataclass
@@ -89,6 +93,13 @@ class _Derivation:
 
 def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
     """The builtin decomposition of `requirement` over `evidence` (see the module docstring)."""
+    return derive_with_roles(requirement, evidence)[0]
+
+
+def derive_with_roles(requirement: dict[str, Any], evidence: Evidence
+                      ) -> tuple[list[Obligation], dict[str, list[RoleWord]]]:
+    """`derive`, with each obligation's role words (docs/rules.md "Role facts"): the rules read
+    these, not the obligations' prose."""
     d = _Derivation(EvidenceIndex(evidence), evidence, str(requirement.get("goal", "")),
                     [str(c) for c in requirement.get("acceptance_criteria", [])],
                     [str(c) for c in requirement.get("constraints", [])])
@@ -97,7 +108,8 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
     _modifies(d)
     _criteria(d)
     _constraints(d)
-    return _number(_assemble(d))
+    obligations = _number(_assemble(d))
+    return [o for o, _ in obligations], {o.id: w for o, w in obligations}
 
 
 def interface_change(text: str) -> str:
@@ -186,10 +198,12 @@ def _modifies(d: _Derivation) -> None:
                          "keep the old form) so its consumers keep working")
             m.validation = ix.check([*(i.dst for i in breaking), e])
             m.evidence = edge_line(breaking[0])
+            m.says.add("compatible")  # a widen keeps the old form
         else:
             m.validation = ix.check([e])
         if e not in deps and not m.why:
             m.why.append(f"requirement: {d.goal}")
+            m.cites.append(d.goal)
         m.deps = [f"modify:{s}" for s in deps.get(e, [])]
 
 
@@ -198,13 +212,13 @@ def _criteria(d: _Derivation) -> None:
     a named test -> validate; an unanchored one -> a derived test (defined early, then run)."""
     named_tests: list[tuple[int, str]] = []
     derived: list[tuple[int, str]] = []
-    cites: dict[str, list[str]] = defaultdict(list)
+    cites: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for n, c in enumerate(d.criteria, 1):
         tests = NODE_ID_IN_TEXT.findall(c)
         resolved = {d.ix.resolve(x) for x in mentioned(c)}
         hit = [e for e in d.order if named(c, e) or e in resolved]
         for e in hit:
-            cites[e].append(f"criterion {n}: {c}")
+            cites[e].append((n, c))
         if DEFAULT_WORDS.search(c) and d.order:
             _preserve_default(d, n, c, tests)
         elif tests:
@@ -212,12 +226,13 @@ def _criteria(d: _Derivation) -> None:
         elif not hit:
             derived.append((n, c))
     for e, cs in cites.items():
-        d.mods[e].why[:0] = cs
-    also: dict[str, list[str]] = defaultdict(list)  # a criterion a named test already checks
+        d.mods[e].why[:0] = [f"criterion {n}: {c}" for n, c in cs]
+        d.mods[e].cites[:0] = [c for _, c in cs]
+    also: dict[str, list[tuple[int, str]]] = defaultdict(list)  # a criterion a named test checks
     for n, c in list(derived):
         t = next((t for _, t in named_tests if words(t.split("::")[-1]) <= words(c)), None)
         if t is not None:
-            also[t].append(f"criterion {n}: {c}")
+            also[t].append((n, c))
             derived.remove((n, c))
     first = {x.entity for x in d.primary}
     if "preserve_default" not in d.extra and any(
@@ -240,10 +255,10 @@ def _criteria(d: _Derivation) -> None:
     for n, t in wanted:
         exercised = [f"modify:{e}" for e in d.order if t in d.ix.exercised.get(e, set())]
         before = ([f"define:{t}"] if t in d.defines else []) + (exercised or impl)
+        said = [(n, d.criteria[n - 1]), *also.get(t, [])]
         d.validates.setdefault(t, _Draft(
-            "validate", d.ix.test_entity(t, t), [f"criterion {n}: {d.criteria[n - 1]}",
-                                                 *also.get(t, [])],
-            f"requirement criterion {n}", t, deps=before))
+            "validate", d.ix.test_entity(t, t), [f"criterion {m}: {c}" for m, c in said],
+            f"requirement criterion {n}", t, deps=before, cites=[c for _, c in said]))
 
 
 def _preserve_default(d: _Derivation, n: int, c: str, tests: list[str]) -> None:
@@ -253,6 +268,7 @@ def _preserve_default(d: _Derivation, n: int, c: str, tests: list[str]) -> None:
     if "preserve_default" in d.extra:
         if c:
             d.extra["preserve_default"].why.insert(0, f"criterion {n}: {c}")
+            d.extra["preserve_default"].cites.insert(0, c)
         return
     edges = [i for i in d.evidence.impact.edges
              if i.cause == "default_change" and i.src in d.order]
@@ -266,7 +282,8 @@ def _preserve_default(d: _Derivation, n: int, c: str, tests: list[str]) -> None:
     why.append(f"preserve the old default of {target} before anything relies on the new default")
     d.extra["preserve_default"] = _Draft(
         "preserve", target, why, edge_line(edges[0]) if edges else f"requirement criterion {n}",
-        pinned[0] if len(pinned) == 1 else d.ix.check([target]), deps=[f"modify:{target}"])
+        pinned[0] if len(pinned) == 1 else d.ix.check([target]), deps=[f"modify:{target}"],
+        says={"default", "old_default"}, cites=[c] if c else [])
 
 
 def _recheck(d: _Derivation) -> list[str]:
@@ -284,7 +301,8 @@ def _recheck(d: _Derivation) -> list[str]:
     d.extra["recheck"] = _Draft(
         "validate", d.ix.test_entity(pd.validation, pd.target),
         [f"the old-default test re-runs once the consumers are rebound ({pd.why[0]})"],
-        pd.evidence, pd.validation, deps=["preserve_default", *rebinds])
+        pd.evidence, pd.validation, deps=["preserve_default", *rebinds], says={"old_default"},
+        cites=pd.cites[:1])
     return ["recheck"]
 
 
@@ -299,7 +317,7 @@ def _constraints(d: _Derivation) -> None:
         guarded = [t, *[i.dst for i in d.ix.out.get(t, []) if i.dst in d.mods]]
         d.preserves.append(_Draft("preserve", t, [f"constraint {n}: {c}"],
                                   f"requirement constraint {n}", d.ix.check(guarded),
-                                  deps=[f"modify:{e}" for e in guarded if e in d.mods]))
+                                  deps=[f"modify:{e}" for e in guarded if e in d.mods], cites=[c]))
 
 
 def _assemble(d: _Derivation) -> dict[str, _Draft]:
@@ -349,7 +367,7 @@ def _ancestors(mods: dict[str, _Draft], target: str) -> set[str]:
     return seen
 
 
-def _number(drafts: dict[str, _Draft]) -> list[Obligation]:
+def _number(drafts: dict[str, _Draft]) -> list[tuple[Obligation, list[RoleWord]]]:
     """Ids O1..On in a topological order of the declared dependencies, ties by insertion order
     (so the ids read as the schedule); dependencies capped at MAX_DEPENDENCIES (the nearest)."""
     keys = list(drafts)
@@ -376,7 +394,7 @@ def _number(drafts: dict[str, _Draft]) -> list[Obligation]:
         ready.sort(key=pos.__getitem__)
     _chain_fan_in(drafts, done)
     ids = {k: f"O{i}" for i, k in enumerate(done, 1)}
-    out = []
+    out: list[tuple[Obligation, list[RoleWord]]] = []
     for k in done:
         draft = drafts[k]
         dep_ids = sorted({ids[x] for x in draft.deps if x in ids and x != k},
@@ -386,12 +404,20 @@ def _number(drafts: dict[str, _Draft]) -> list[Obligation]:
             why += f" (+{len(dep_ids) - caps.MAX_DEPENDENCIES} earlier predecessors via the rules)"
             dep_ids = dep_ids[-caps.MAX_DEPENDENCIES:]
         status = "alternative" if draft.alternative else ("blocked" if dep_ids else "ready")
-        out.append(Obligation.model_validate({
+        check = cut(draft.validation, caps.FIELD_MAX_CHARS)
+        out.append((Obligation.model_validate({
             "id": ids[k], "target_entity": draft.target, "obligation": draft.verb,
             "caused_by": cut(why, caps.FIELD_MAX_CHARS), "dependencies": dep_ids,
             "evidence": cut(draft.evidence, caps.EVIDENCE_MAX_CHARS), "status": status,
-            "validation": cut(draft.validation, caps.FIELD_MAX_CHARS)}))
+            "validation": check}), _role_words(draft, check)))
     return out
+
+
+def _role_words(draft: _Draft, check: str) -> list[RoleWord]:
+    """What the draft is (`says`), and what the request's text it cites and the test it checks
+    say in the rules' keywords (a test of a `custom` value relies on the new default)."""
+    read = [*draft.cites, check]
+    return sorted(draft.says | {w for w, rx in KEYWORDS.items() if any(map(rx.search, read))})
 
 
 def _chain_fan_in(drafts: dict[str, _Draft], done: list[str]) -> None:
@@ -413,38 +439,3 @@ def _chain_fan_in(drafts: dict[str, _Draft], done: list[str]) -> None:
         drafts[k].deps = [deps[-1]]
         drafts[k].why.append(f"its {len(deps)} predecessors run as a chain (BUILTIN_MAX_FAN_IN="
                              f"{caps.BUILTIN_MAX_FAN_IN})")
-
-
-def derive_scoped(requirement: dict[str, Any], evidence: Evidence,
-                  scope: dict[str, Any]) -> list[Obligation]:
-    """A scoped re-decomposition (§3.5, §4 "Re-invocation on replan"): the subgraph's obligations
-    kept as they are (same ids), plus a rebind modify, under a fresh id, for each consumer the
-    evidence neighbourhood says a modified target breaks and no obligation covers. The offline
-    builtin cannot rethink a failure; it adds only what the evidence demands."""
-    sub = [Obligation.model_validate(r) for r in scope.get("obligations", [])]
-    prefix = str(scope.get("fresh_id_prefix", "R"))
-    failure = str(scope.get("failure") or "")
-    ix = EvidenceIndex(evidence)
-    targeted = {o.target_entity for o in sub}
-    out = [o.model_copy(deep=True) for o in sub]
-    fresh: list[Obligation] = []
-    for o in sub:
-        if o.obligation != "modify" or o.status == "alternative":
-            continue
-        for i in ix.out.get(o.target_entity, []):
-            if i.cause not in REBIND_CAUSES or not ix.consumer(i.dst) or i.dst in targeted:
-                continue
-            targeted.add(i.dst)
-            why = (f"scoped replan of {o.id}: 06 {i.cause}: {i.dst} consumes {o.target_entity} "
-                   "and no obligation covers it; rebind it after the change")
-            if failure:
-                why += f" (failure: {cut(failure, 160)})"
-            fresh.append(Obligation(
-                id=f"{prefix}{len(fresh) + 1}", target_entity=i.dst, obligation="modify",
-                caused_by=cut(why, caps.FIELD_MAX_CHARS), dependencies=[o.id],
-                evidence=edge_line(i), status="blocked", validation=ix.check([i.dst])))
-    for o in out:
-        if o.obligation == "validate" and o.validation == "compile":
-            room = caps.MAX_DEPENDENCIES - len(o.dependencies)
-            o.dependencies += [f.id for f in fresh][: max(room, 0)]
-    return out + fresh

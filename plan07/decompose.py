@@ -64,6 +64,10 @@ def _call(client: LLMClient, messages: list[dict[str, str]],
         messages, temperature=caps.LLM_TEMPERATURE,
         max_completion_tokens=caps.LLM_MAX_COMPLETION_TOKENS, response_format=RESPONSE_FORMAT)
     result = parse(completion.text, scope_ids=scope_ids)
+    if completion.roles and result.obligations:  # plan07's own decomposer (llm.builtin) only
+        from plan07.rolefacts import bind
+
+        result.roles = bind(result.obligations, completion.roles)
     if result.re_decompose and completion.finish_reason == "length":
         result.reason = f"{result.reason} (the completion was cut at max_completion_tokens)"
     result.usage = completion.usage

@@ -173,6 +173,6 @@ def run(work: Path, say: Callable[[str], None]) -> DemoRun:
                     art.edges[0] if art.edges else None)
     if out.edge is not None:
         out.proof = explain(obligations_of(art), st.evidence_of(state_dir, art), out.edge.from_,
-                            out.edge.to, engine=art.engine)
+                            out.edge.to, engine=art.engine, role_facts=art.roles)
     out.audit = st.full_audit(state_dir, art)
     return out

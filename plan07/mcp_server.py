@@ -297,7 +297,7 @@ def explain(
     planner = _planner(state)
     art = planner.artifact
     return explain_edge(obligations_of(art), st.evidence_of(planner.state_dir, art), src, dst,
-                        engine=art.engine, depth=depth)
+                        engine=art.engine, depth=depth, role_facts=art.roles)
 
 
 def feedback(

@@ -78,6 +78,19 @@ class Obligation(Strict):
     validation: Field500
 
 
+# The words of `mentions(O, W)` (docs/rules.md): what the rules know of an obligation's text.
+RoleWord = Literal["default", "old_default", "new_default", "compatible", "breaking"]
+
+
+class RoleFacts(Strict):
+    """The `mentions` facts plan07 gives an obligation it wrote itself (docs/rules.md "Role
+    facts"), read instead of its prose. `of` binds them to the obligation's text
+    (plan07.rolefacts.digest): one rewritten under the same id is read from its prose again."""
+
+    of: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
+    words: list[RoleWord]
+
+
 class Usage(Strict):
     """Token usage of one model call (the A/B harness sums these, §7)."""
 
@@ -97,6 +110,8 @@ class Decomposition(Strict):
     raw: str | None = None
     usage: Usage | None = None
     client: str | None = None
+    # plan07's own decomposer's role facts for the obligations it wrote; never a model's
+    roles: dict[ObligationId, RoleFacts] | None = None
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Decomposition:
@@ -319,6 +334,7 @@ class PlanArtifact(BaseModel):
     usage: list[Usage] = []
     schedule: PlanSchedule = PlanSchedule()
     collapsed: dict[str, list[Obligation]] = {}  # composite id -> its member obligations
+    roles: dict[ObligationId, RoleFacts] | None = None  # of the obligations plan07 wrote
     active: ObligationId | None = None  # the obligation handed out by the driver
     bounds: dict[str, NodeBounds] = {}
     # failures one node may have handled before it is stuck (plan07.retry; a harness passes

@@ -10,19 +10,30 @@ repository does not load every fact.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from plan07 import caps
 from plan07.engine.ir import Facts, Program, Tuple_
 from plan07.errors import InputError
-from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult, Violation
+from plan07.model import (
+    DerivedEdge,
+    Evidence,
+    Obligation,
+    OrderResult,
+    RoleFacts,
+    RoleWord,
+    Violation,
+)
 from plan07.proof import Proof
+from plan07.rolefacts import words_of
 from plan07.vocab import classify, first_repeat, normalize_test
 
-# Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog.
-KEYWORDS: dict[str, re.Pattern[str]] = {
+# Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog. An
+# obligation plan07 wrote itself brings its own (role facts, plan07.rolefacts): no prose is read.
+Roles = Mapping[str, RoleFacts] | None
+KEYWORDS: dict[RoleWord, re.Pattern[str]] = {
     "default": re.compile(r"default", re.I),
     "old_default": re.compile(
         r"old[\s_-]*default|(existing|previous)[\s_-]*default|preserv\w*[\s_-]+(the[\s_-]+)?default"
@@ -79,7 +90,7 @@ EVIDENCE_RELATIONS = ("entity", "edge", "impact")
 
 
 def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
-                  program: Program | None = None) -> FactSet:
+                  program: Program | None = None, role_facts: Roles = None) -> FactSet:
     """The input facts of docs/rules.md, each remembering its source (indices are positions in
     the evidence bundle as given). Of the evidence, only the facts some rule of `program` (the
     rule file by default) can use are loaded (`plan07.engine.relevance.prune`): the derived
@@ -88,7 +99,7 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
     from plan07.engine.relevance import prune
 
     own = FactSet()
-    _obligations(own, obligations, evidence)
+    _obligations(own, obligations, evidence, role_facts)
     rows: dict[str, list[Tuple_]] = {
         "entity": [(n.id, n.kind) for n in evidence.recon.nodes],
         "edge": [(e.src, e.dst, e.kind) for e in evidence.recon.edges],
@@ -124,7 +135,8 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
     return fs
 
 
-def all_facts(obligations: Sequence[Obligation], evidence: Evidence) -> FactSet:
+def all_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
+              role_facts: Roles = None) -> FactSet:
     """Every input fact of docs/rules.md, the whole evidence included: what `prepare_facts`
     selects from (the benchmarks and the equality tests compare the two)."""
     fs = FactSet()
@@ -135,11 +147,12 @@ def all_facts(obligations: Sequence[Obligation], evidence: Evidence) -> FactSet:
     for i, ie in enumerate(evidence.impact.edges):
         fs.add("impact", (ie.src, ie.dst, ie.cause),
                f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
-    _obligations(fs, obligations, evidence)
+    _obligations(fs, obligations, evidence, role_facts)
     return fs
 
 
-def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence) -> None:
+def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence,
+                 role_facts: Roles) -> None:
     """The facts of the obligations themselves, and of how they sit in the bundle: every test
     (test_exists(T), not only the loaded ones) and part_of for the planned targets."""
     test_nodes: dict[str, str] = {}  # normalized test id -> source
@@ -153,7 +166,8 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
                 test_nodes.setdefault(t, f"evidence recon node #{i} ({n.id})")
     _part_of(fs, obligations, evidence)
     for o in obligations:
-        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files)
+        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files,
+                          words_of(o, role_facts))
 
 
 def _part_of(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence) -> None:
@@ -176,7 +190,7 @@ def _part_of(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence)
 
 
 def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, str],
-                      test_files: dict[str, str]) -> None:
+                      test_files: dict[str, str], words: Sequence[str] | None) -> None:
     src = f"obligation {o.id}"
     fs.add("obligation", (o.id, o.obligation), f"{src} .obligation")
     fs.add("status", (o.id, o.status), f"{src} .status")
@@ -197,6 +211,10 @@ def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, st
             fs.add("defines_test", (o.id, as_test), f"{src} .target_entity")
         elif named and _is_module_of(o.target_entity, named):
             fs.add("defines_test", (o.id, named), f"{src} .target_entity + .validation")
+    if words is not None:  # plan07 wrote it: its role facts, never its prose
+        for word in words:
+            fs.add("mentions", (o.id, word), f"{src} role fact (plan07 wrote it)")
+        return
     for word, rx in KEYWORDS.items():
         for fld in ("caused_by", "evidence", "validation"):
             if rx.search(getattr(o, fld)):
@@ -211,12 +229,12 @@ def _is_module_of(target: str, test: str) -> bool:
 
 
 def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str,
-              rules_path: Path | None) -> tuple[Facts, FactSet]:
+              rules_path: Path | None, role_facts: Roles = None) -> tuple[Facts, FactSet]:
     from plan07.engine import check_engine, evaluate, load_program
 
     check_engine(engine)
     check_caps(obligations)
-    fs = prepare_facts(obligations, evidence)
+    fs = prepare_facts(obligations, evidence, role_facts=role_facts)
     return evaluate(load_program(rules_path), fs.facts, engine), fs
 
 
@@ -237,9 +255,11 @@ def _detail(kind: str, a: str, b: str, model: Facts) -> str:
 
 
 def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
-                 engine: str = "pydatalog", rules_path: Path | None = None) -> OrderResult:
-    """The edges the scheduler must follow (`precedes`) and the violations (§3.2 steps 1-2)."""
-    model, _ = _evaluate(obligations, evidence, engine, rules_path)
+                 engine: str = "pydatalog", rules_path: Path | None = None,
+                 role_facts: Roles = None) -> OrderResult:
+    """The edges the scheduler must follow (`precedes`) and the violations (§3.2 steps 1-2).
+    `role_facts`: those plan07 gave the obligations it wrote (the plan's `roles`)."""
+    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts)
     edges = [DerivedEdge.model_validate({"from": a, "to": b, "rule": r})
              for a, b, r in sorted(model.get("precedes", set()))]
     violations = []
@@ -265,9 +285,10 @@ def cycles_of(edges: Sequence[DerivedEdge]) -> list[list[str]]:
 
 
 def roles(obligations: Sequence[Obligation], evidence: Evidence, *,
-          engine: str = "pydatalog", rules_path: Path | None = None) -> dict[str, list[str]]:
+          engine: str = "pydatalog", rules_path: Path | None = None,
+          role_facts: Roles = None) -> dict[str, list[str]]:
     """Each obligation's derived roles (role/2), sorted."""
-    model, _ = _evaluate(obligations, evidence, engine, rules_path)
+    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts)
     out: dict[str, list[str]] = {o.id: [] for o in obligations}
     for o, r in sorted(model.get("role", set())):
         out.setdefault(str(o), []).append(str(r))
@@ -276,14 +297,15 @@ def roles(obligations: Sequence[Obligation], evidence: Evidence, *,
 
 def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation: str,
                  pattern: tuple[str | None, ...], *, engine: str = "pydatalog",
-                 depth: int | None = None, rules_path: Path | None = None) -> Proof:
+                 depth: int | None = None, rules_path: Path | None = None,
+                 role_facts: Roles = None) -> Proof:
     """A proof of the first (sorted) tuple of `relation` matching `pattern` (None = any), with
     the minimal height; or, when none holds, why not."""
     from plan07.engine import load_program, provenance
 
     if depth is not None and depth < 0:
         raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
-    backend_model, fs = _evaluate(obligations, evidence, engine, rules_path)
+    backend_model, fs = _evaluate(obligations, evidence, engine, rules_path, role_facts)
     proof = provenance.explain_facts(load_program(rules_path), fs.facts, fs.sources, relation,
                                      pattern, depth)
     if proof.holds != bool(provenance.find(backend_model, relation, pattern)):
@@ -294,12 +316,13 @@ def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation
 
 def explain(obligations: Sequence[Obligation], evidence: Evidence, src: str, dst: str, *,
             engine: str = "pydatalog", depth: int | None = None,
-            rules_path: Path | None = None) -> Proof:
+            rules_path: Path | None = None, role_facts: Roles = None) -> Proof:
     """Why the edge src -> dst exists (`precedes(src, dst, Rule)`), or why not."""
     proof = explain_atom(obligations, evidence, "precedes", (src, dst, None), engine=engine,
-                         depth=depth, rules_path=rules_path)
+                         depth=depth, rules_path=rules_path, role_facts=role_facts)
     if not proof.holds:
-        order = derive_order(obligations, evidence, engine=engine, rules_path=rules_path)
+        order = derive_order(obligations, evidence, engine=engine, rules_path=rules_path,
+                             role_facts=role_facts)
         rev = [e for e in order.edges if (e.from_, e.to) == (dst, src)]
         if rev:
             proof.why_not.insert(0, f"the reverse edge {dst} -> {src} holds by rule {rev[0].rule}"
@@ -309,13 +332,13 @@ def explain(obligations: Sequence[Obligation], evidence: Evidence, src: str, dst
 
 def explain_violation(obligations: Sequence[Obligation], evidence: Evidence, kind: str,
                       nodes: Sequence[str], *, engine: str = "pydatalog", depth: int | None = None,
-                      rules_path: Path | None = None) -> Proof:
+                      rules_path: Path | None = None, role_facts: Roles = None) -> Proof:
     """Why `violation(A, B, kind)` holds (a one-node violation has A == B), or why not."""
     if not 1 <= len(nodes) <= 2:
         raise InputError("a violation names one or two nodes", field="NODES")
     a, b = nodes[0], nodes[-1]
     return explain_atom(obligations, evidence, "violation", (a, b, kind), engine=engine,
-                        depth=depth, rules_path=rules_path)
+                        depth=depth, rules_path=rules_path, role_facts=role_facts)
 
 
 def load_obligations(path: str | Path) -> list[Obligation]:

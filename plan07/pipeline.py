@@ -51,8 +51,8 @@ def build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLM
             f"nothing was planned: {why} (§4 fallback)",
             raw=dec.raw or "",
         )
-    order = derive_order(dec.obligations, evidence, engine=engine) if ordering \
-        else OrderResult()
+    order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles) \
+        if ordering else OrderResult()
     kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
     artifact = A.build(
         requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
@@ -60,4 +60,5 @@ def build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLM
         usage=[dec.usage] if dec.usage else [], now=now or A.now(), plan_id=plan_id,
     )
     artifact.max_retries = max_retries
+    artifact.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
     return Built(artifact, evidence, client)

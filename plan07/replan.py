@@ -20,7 +20,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from plan07.errors import InputError
-from plan07.model import Decomposition, DerivedEdge, Obligation, OrderResult, PlanNode, Violation
+from plan07.model import (
+    Decomposition,
+    DerivedEdge,
+    Obligation,
+    OrderResult,
+    PlanNode,
+    RoleFacts,
+    Violation,
+)
 from plan07.revise import rewalk_scope, splice_edges
 
 
@@ -74,6 +82,11 @@ class Replan:
     accepted: bool = True
     reason: str = ""
     rewalked: list[str] = field(default_factory=list)  # obligation ids the rules saw
+
+    @property
+    def roles(self) -> dict[str, RoleFacts] | None:
+        """The role facts the reply gave its obligations (plan07's own decomposer only)."""
+        return self.decomposition.roles if self.decomposition else None
 
 
 def fragment(nodes: Sequence[PlanNode], obligations: Sequence[Obligation], failed: str) -> Fragment:

@@ -304,7 +304,7 @@ def apply_replan(art: PlanArtifact, call: ScopedCall, result: Replan, evidence: 
     failed = A.bounds(art, node_id)
     kept = [o for o in A.obligations_of(art) if o.id not in set(result.removed)]
     A.splice(art, [*kept, *result.added], edges=result.edges, violations=result.violations,
-             evidence=evidence, pending=fresh)
+             evidence=evidence, pending=fresh, roles=result.roles)
     A.revise(art, f"scoped replan after {node_id} failed: re-decomposed "
              f"{', '.join(sort_ids(result.affected))} into "
              f"{', '.join(sort_ids(o.id for o in result.added))}", node_id, time=time)

@@ -41,7 +41,7 @@ def order(
                    f"them into one step ({c[0]}_cycle, validated as one unit)")
 
 
-def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str]:
+def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str, Any]:
     from plan07 import schema
     from plan07.artifact import obligations_of
     from plan07.obliggraph import load_evidence_file
@@ -53,7 +53,7 @@ def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str
                          source=str(state))
     art = schema.load("plan", plan_path)
     ev = load_evidence_file(evidence) if evidence else evidence_of(state, art)
-    return obligations_of(art), ev, art.engine
+    return obligations_of(art), ev, art.engine, art.roles
 
 
 def explain(
@@ -86,20 +86,21 @@ def explain(
         proof = _explain_facts(facts, src, dst, violation, depth, rules)
     else:
         if obligations is not None:
-            obs = load_obligations(obligations)
+            obs, given = load_obligations(obligations), None
             ev = load_evidence_file(evidence) if evidence else Evidence()
             eng = engine or "pydatalog"
         else:
             from plan07.state import state_dir
 
-            obs, ev, plan_engine = _from_state(state_dir(state), evidence)
+            obs, ev, plan_engine, given = _from_state(state_dir(state), evidence)
             eng = engine or plan_engine
         if violation:
             proof = explain_violation(obs, ev, violation, [src] + ([dst] if dst else []),
-                                      engine=eng, depth=depth, rules_path=rules)
+                                      engine=eng, depth=depth, rules_path=rules, role_facts=given)
         else:
             assert dst is not None
-            proof = explain_edge(obs, ev, src, dst, engine=eng, depth=depth, rules_path=rules)
+            proof = explain_edge(obs, ev, src, dst, engine=eng, depth=depth, rules_path=rules,
+                                 role_facts=given)
     if as_json:
         print_json(proof)
     elif proof.holds and proof.tree is not None:

@@ -4,21 +4,26 @@ registry that builds clients is plan07.llm.registry; `LLMUnavailable` is in plan
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from plan07.errors import LLMUnavailable
-from plan07.model import Usage
+from plan07.model import RoleWord, Usage
 
 
 @dataclass(frozen=True)
 class Completion:
     """What one model call returned: the raw text (verbatim) and its token usage.
-    `finish_reason` is the endpoint's, when it gives one (`length` = cut at max tokens)."""
+    `finish_reason` is the endpoint's, when it gives one (`length` = cut at max tokens).
+    `roles`: the role words (obligation id -> words of docs/rules.md "Role facts") plan07's own
+    decomposer gives the obligations it wrote; a model's client never sets it (a model's output
+    is data, read through its text)."""
 
     text: str
     usage: Usage
     finish_reason: str | None = None
+    roles: Mapping[str, Sequence[RoleWord]] | None = None
 
 
 @runtime_checkable
