@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ from plan07.ab.faults import FaultConfig
 from plan07.ab.generator import generate_tasks
 from plan07.ab.runner import Config, run_ab
 from plan07.cli import main
+from plan07.cli.ab import _command
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
@@ -31,6 +33,36 @@ def test_small_ab_run_writes_report_results_and_chart(tmp_path: Path,
     report = (out / "report.md").read_text()
     assert "## Decision (§7.4)" in report
     assert (out / "retry_consistency.png").read_bytes()[:4] == b"\x89PNG"
+
+
+class _Captured(Exception):
+    pass
+
+
+def test_ablation_tasks_above_tasks_run_the_ablation_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--ablation-tasks 3 with --tasks 1: three tasks generated, the main A/B on task 0 only,
+    the ablation on tasks 0-2 (the first task is the same task either way)."""
+    from plan07.ab import runner
+
+    seen = {}
+
+    def capture(tasks: list[Any], cfg: Config, progress: Any = None) -> None:
+        seen.update(tasks=tasks, cfg=cfg)
+        raise _Captured
+
+    monkeypatch.setattr(runner, "run_ab", capture)
+    with pytest.raises(_Captured):
+        main(["ab", "--tasks", "1", "--ablation-tasks", "3", "--size", "3", "--toy-size",
+              "--seed", "1", "--out", str(tmp_path / "ab")])
+    cfg = seen["cfg"]
+    assert (cfg.tasks, cfg.main_tasks, cfg.ablation_tasks) == (3, 1, 3)
+    assert [t.id for t in seen["tasks"]] == [t.id for t in generate_tasks(1, 3, size=3,
+                                                                           real_size=False)]
+    todo = runner.units(cfg, 3)
+    assert {i for _, i, s in todo if not s.startswith(runner.ABL)} == {0}
+    assert {i for _, i, s in todo if s.startswith(runner.ABL)} == {0, 1, 2}
+    assert "--tasks 1 " in _command(cfg, 3, None, None)
 
 
 def test_same_seed_same_numbers() -> None:

@@ -180,3 +180,40 @@ def test_a_merged_node_runs_every_members_step(tmp_path: Path, checker: Checker)
     assert len(asked[1]) == 2  # the merged node: both members
     assert callee.id in asked[1]
     assert r.call_log[1]["retry"]
+
+
+class _Recording(ScriptedExecutor):
+    def __init__(self, seed: int, faults: FaultConfig) -> None:
+        super().__init__(seed, faults)
+        self.contexts: list[str] = []
+
+    def call(self, context: str, asked: list[str]):  # type: ignore[no-untyped-def]
+        self.contexts.append(context)
+        return super().call(context, asked)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_gate_off_shows_the_executor_what_the_full_plan07_shows(
+        tmp_path: Path, checker: Checker, force: bool) -> None:
+    """§7.5 isolation: gate off changes what is checked after each node (`compile`), not what
+    the executor reads -- the same check, required validation and criteria as the full plan07,
+    so a difference in the numbers is the gate's, not a shorter prompt's. With a fault forced at
+    the callee (a merged node after its failure), the first prompts agree up to the failure."""
+    task = widen_task()
+    callee = next(s for s in task.steps if s.obligation.target_entity.endswith(".fmt_w0"))
+    faults = FaultConfig(force=((callee.id, "wrong_arg_name", 1),)) if force \
+        else FaultConfig(enabled=False)
+    seen = {}
+    for name, ab in (("full", Ablation()), ("nogate", Ablation(gate=False))):
+        ex = _Recording(3, faults)
+        repo = write_repo(task, tmp_path / name / "repo")
+        run_plan07(task, repo, ex, checker, 2, state_dir=tmp_path / name / "state",
+                   ablation=ab, engine="clingo")
+        seen[name] = ex.contexts
+    full, nogate = seen["full"], seen["nogate"]
+    assert "compile" not in full[0]
+    if force:  # the faulty first attempt is shown the same prompt; what follows differs
+        assert nogate[0] == full[0]
+        assert "check: pytest" in nogate[0]
+    else:
+        assert nogate == full

@@ -6,8 +6,8 @@ states, resolved, tokens, cost. Per run and strategy: retry tokens per task (mea
 temporal-consistency rate (valid states / executed states, pooled over the run's tasks), resolve
 rate (resolved / tasks), tokens per task, cost per task ($, from the price table). Over R runs:
 mean and sample std of those per-run values (std 0 when R = 1). Intervals (plan07.ab.stats): a
-paired bootstrap over tasks for every ratio and every ablation Δ; the ablation's noise band is
-measured from the runs (twice the full plan07's run-to-run relative std, floor 1 %), not fixed.
+paired bootstrap over tasks for every ratio and every ablation Δ; an ablation Δ is noise when its
+paired interval covers 0 or it is within §7.5's 5 % (continuous metrics).
 """
 
 from __future__ import annotations
@@ -135,10 +135,14 @@ def rel_delta(variant: float, full: float) -> float:
     return (variant - full) / abs(full)
 
 
-def _moves(d: float, band: float, ci: Sequence[float] | None, sign: int = 0) -> bool:
-    """Δ `d` is a move: beyond the noise band, in direction `sign` (0: either), and its
-    interval (when known) excludes 0."""
-    if abs(d) <= band or (sign and d * sign <= 0):
+# which way each metric gets worse (+1: up is worse)
+WORSE = {"retry_tokens": 1, "consistency": -1, "resolve_rate": -1, "tokens": 1, "cost": 1}
+
+
+def _moves(d: float, threshold: float, ci: Sequence[float] | None) -> bool:
+    """Δ `d` is a move: beyond the §7.5 threshold and, when its interval is known, the paired
+    interval excludes 0 (a Δ the units' own spread could give by chance is noise)."""
+    if abs(d) <= threshold:
         return False
     lo, hi = ci if ci else (d, d)
     return math.isnan(lo) or not lo <= 0 <= hi
@@ -148,10 +152,11 @@ def ablation(agg: dict[str, dict[str, Stat]], full: str = "plan07", *,
              rows: Sequence[dict[str, Any]] | None = None,
              price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0) -> list[dict[str, Any]]:
     """§7.5: each mechanism removed in isolation vs the full plan07 on the same tasks and runs.
-    A metric *moves* iff |Δ| exceeds its noise band (measured from the full plan07's runs,
-    plan07.ab.stats.noise_band) and, given `rows`, the paired-bootstrap 95 % interval of Δ
-    excludes 0. delete iff no metric moves; a removal that lowers retry tokens and lowers
-    neither consistency nor resolve shows the mechanism is a harm (remove); else keep."""
+    Δ = (variant - full) / |full| of the metric's mean over the units. A metric *moves* iff
+    |Δ| exceeds the §7.5 threshold (5 % where continuous, 0 for resolve) and, given `rows`, the
+    paired-bootstrap 95 % interval of Δ excludes 0. keep iff a removal makes some metric worse;
+    remove iff it makes none worse and some better (the mechanism is a demonstrated harm);
+    delete iff no metric moves."""
     from plan07.ab import stats
 
     c = stats.cells(rows, price) if rows is not None else None
@@ -161,36 +166,38 @@ def ablation(agg: dict[str, dict[str, Stat]], full: str = "plan07", *,
         if name not in agg:
             continue
         deltas = {m: rel_delta(agg[name][m].mean, agg[full][m].mean) for m in METRICS}
-        bands = {m: stats.noise_band(agg[full][m].runs) for m in METRICS}
         cis = ({m: list(stats.delta_interval(c, name, full, m, seed=seed)) for m in METRICS}
                if c is not None and name in c and full in c else {})
+        moved = [m for m in METRICS if _moves(deltas[m], stats.THRESHOLD[m], cis.get(m))]
+        worse = [m for m in moved if deltas[m] * WORSE[m] > 0]
+        better = [m for m in moved if m not in worse]
+        verdict = ("keep (removing it worsens " + ", ".join(worse) + ")" if worse else
+                   "remove (removing it improves " + ", ".join(better) + ": a demonstrated "
+                   "harm)" if better else "delete (no metric moves beyond noise)")
+        out.append({"mechanism": mech, "variant": name, "deltas": deltas,
+                    "thresholds": dict(stats.THRESHOLD), "intervals": cis, "verdict": verdict,
+                    "worse": worse, "better": better, "keep": bool(worse)})
+    return out
 
-        moved = [m for m in METRICS if _moves(deltas[m], bands[m], cis.get(m))]
-        harm = all((_moves(deltas["retry_tokens"], bands["retry_tokens"],
-                           cis.get("retry_tokens"), -1),
-                    not _moves(deltas["consistency"], bands["consistency"],
-                               cis.get("consistency"), -1),
-                    not _moves(deltas["resolve_rate"], bands["resolve_rate"],
-                               cis.get("resolve_rate"), -1)))
-        verdict = "delete (no metric moves beyond noise)" if not moved else \
-            "remove (its removal improves the honest metrics: a demonstrated harm)" if harm \
-            else "keep (" + ", ".join(moved) + " move)"
-        out.append({"mechanism": mech, "variant": name, "deltas": deltas, "bands": bands,
-                    "intervals": cis, "verdict": verdict, "keep": bool(moved) and not harm})
+
+def per_run_ablation(rows: Sequence[dict[str, Any]], full: str = "plan07", *,
+                     price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0
+                     ) -> dict[str, list[dict[str, Any]]]:
+    """The §7.5 ablation of each seeded run alone (rows: the ablation units, `strategy`
+    without the ablation prefix): mechanism -> its `ablation` entry per run, in run order (the
+    same rule; the interval over that run's tasks only)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for run in sorted({r["run"] for r in rows}):
+        mine = [r for r in rows if r["run"] == run]
+        for v in ablation(aggregate(mine, price), full, rows=mine, price=price, seed=seed):
+            out.setdefault(v["mechanism"], []).append(v)
     return out
 
 
 def per_run_verdicts(rows: Sequence[dict[str, Any]], full: str = "plan07", *,
                      price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0
                      ) -> dict[str, list[str]]:
-    """The §7.5 verdict of each mechanism on each seeded run alone (rows: the ablation units,
-    `strategy` without the ablation prefix): mechanism -> the verdict word (keep / delete /
-    remove) per run, in run order. One run has no run-to-run noise, so its band is the 1 %
-    floor and only its paired-bootstrap interval over tasks guards it. A verdict is stable
-    across seeds iff every run gives the same word."""
-    out: dict[str, list[str]] = {}
-    for run in sorted({r["run"] for r in rows}):
-        mine = [r for r in rows if r["run"] == run]
-        for v in ablation(aggregate(mine, price), full, rows=mine, price=price, seed=seed):
-            out.setdefault(v["mechanism"], []).append(v["verdict"].split(" ", 1)[0])
-    return out
+    """mechanism -> the verdict word (keep / delete / remove) of each seeded run alone
+    (`per_run_ablation`). A verdict is stable across seeds iff every run gives the same word."""
+    return {m: [v["verdict"].split(" ", 1)[0] for v in vs]
+            for m, vs in per_run_ablation(rows, full, price=price, seed=seed).items()}

@@ -6,7 +6,9 @@ The §7.5 ablation switches are applied through what the harness hands the libra
 patching it: ordering off = the obligations without dependencies and with no evidence (the
 planner can only follow the listed order); gate off = each node's check is the bare build
 check (`compile`), the real checks run at the end, and a failure there is re-planned as a new
-Planner over the failed nodes and their true dependents; externalized plan off = the schedule
+Planner over the failed nodes and their true dependents -- the executor is still shown the view
+the full plan07 shows (the node's real check and the criteria it serves: what the model is told
+is the typed artifact's part, not the gate's; `_Drive.shown`); externalized plan off = the schedule
 rides in every prompt and the harness keeps it (no plan state is consulted for what comes
 next beyond the single node); typed artifacts off = the executor gets the raw request and the
 obligation as prose instead of the typed driver view; revision off = no impact feedback is
@@ -158,7 +160,7 @@ class _Drive:
                     revert_all(s.repo, applied)  # static chain redoes its steps
                 self.applied = [(o, a) for o, a in self.applied if o != key]
             self.members[key] = oids
-            ctx = contexts.plan07(view, contexts.files_of(task, oids), s.repo,
+            ctx = contexts.plan07(self.shown(p, view), contexts.files_of(task, oids), s.repo,
                                   failure.get(view.node_id), typed=self.ab.typed_artifacts,
                                   request=task.request, schedule=schedule)
             if not steps:
@@ -183,6 +185,27 @@ class _Drive:
                 revert_all(s.repo, applied)
                 failure[view.node_id] = _digest(verdict, s.repo)
         return True
+
+    def shown(self, p: Any, view: DriverView) -> DriverView:
+        """The view the executor reads. Gate off hands the planner `compile` checks, which
+        would also change what the prompt says (check, required validation, the criteria the
+        node serves); in isolation only the gate goes, so the executor reads the view of the
+        node with its real validation (a merged node: its members' joined as plan07.schedule
+        joins them). A node with no task obligation (a revision's) is shown as it is."""
+        if self.ab.gate:
+            return view
+        from plan07 import driver
+
+        real = {o.id: o.validation for o in self.s.task.obligations}
+        node = next((n for n in p.artifact.nodes if n.id == view.node_id), None)
+        if node is None:
+            return view
+        ids = list(node.members) if node.cycle_collapsed else [node.id]
+        if not ids or any(i not in real for i in ids):
+            return view
+        node = node.model_copy(update={"validation": " && ".join(real[i] for i in ids),
+                                       "status": "ready"})
+        return driver.view(node, p.artifact.requirement, digest=view.failure_digest)
 
     def _feedback(self, p: Any, view: DriverView, broken: set[str],
                   edited: Sequence[str] = ()) -> None:

@@ -83,9 +83,21 @@ def _split(res: dict[str, Any]) -> list[str]:
     return [*out, ""] if out else []
 
 
+_SHORT = {"retry_tokens": "retry", "consistency": "consistency", "resolve_rate": "resolve",
+          "tokens": "tokens", "cost": "cost"}
+
+
+def _word(v: dict[str, Any]) -> str:
+    """`keep (retry +19 %, consistency −5 %)`: the verdict and the moves that decided it."""
+    word = str(v["verdict"]).split(" ", 1)[0]
+    moved = [*v.get("worse", []), *v.get("better", [])]
+    return word + (" (" + ", ".join(f"{_SHORT[m]} {_pct(v['deltas'][m])}" for m in moved)
+                   + ")" if moved else "")
+
+
 def _per_seed(res: dict[str, Any]) -> list[str]:
     """The ablation verdicts of each seeded run alone, and whether they agree (stable)."""
-    from plan07.ab.metrics import per_run_verdicts
+    from plan07.ab.metrics import per_run_ablation
 
     a, c = res["ablation"], res["config"]
     if c["runs"] < 2:
@@ -93,15 +105,23 @@ def _per_seed(res: dict[str, Any]) -> list[str]:
     pre = "ablation/"
     rows = [dict(r, strategy=r["strategy"].removeprefix(pre)) for r in res["rows"]
             if r["task_index"] < a["tasks"] and r["strategy"].startswith(pre)]
-    per = per_run_verdicts(rows, price=tuple(c["price"]), seed=c["seed"])
-    lines = ["Per seeded run alone (band: the 1 % floor; interval: paired bootstrap over its "
-             "tasks):", "", "| mechanism removed | " + " | ".join(
+    per = per_run_ablation(rows, price=tuple(c["price"]), seed=c["seed"])
+    lines = ["Per seeded run alone (the same rule, the interval over that run's tasks; in "
+             "brackets the metrics that moved):", "", "| mechanism removed | " + " | ".join(
                  f"run {k}" for k in range(c["runs"])) + " | stable across seeds |",
              "|---|" + "---|" * c["runs"] + "---|"]
-    for mech, words in per.items():
-        lines.append(f"| {mech} | " + " | ".join(words) + f" | "
-                     f"{'yes' if len(set(words)) == 1 else 'NO'} |")
+    for mech, vs in per.items():
+        words = {v["verdict"].split(" ", 1)[0] for v in vs}
+        lines.append(f"| {mech} | " + " | ".join(_word(v) for v in vs) + f" | "
+                     f"{'yes' if len(words) == 1 else 'NO'} |")
     return [*lines, ""]
+
+
+def _n_tasks(res: dict[str, Any]) -> str:
+    main = res["config"].get("main_tasks")
+    n = len(res["tasks"])
+    return f"{n} tasks" if main is None or main >= n else \
+        f"{main} tasks ({n} for the ablation)"
 
 
 def markdown(res: dict[str, Any], command: str) -> str:
@@ -109,7 +129,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
     lines = [
         "# plan07 A/B (spec §7)", "",
         f"Command: `{command}`", "",
-        f"{len(res['tasks'])} tasks, {c['runs']} run(s), seed {c['seed']}, executor "
+        f"{_n_tasks(res)}, {c['runs']} run(s), seed {c['seed']}, executor "
         f"`{c['executor']}`, retry bound {c['bound']}, faults "
         + (f"p_first={c['faults']['p_first']}, p_again={c['faults']['p_again']}"
            if c["faults"]["enabled"] else "off")
@@ -138,17 +158,17 @@ def markdown(res: dict[str, Any], command: str) -> str:
         lines += [f"## Ablation (§7.5), on the first {a['tasks']} tasks, executor "
                   f"`{a.get('executor', c['executor'])}`", "",
                   *_table(a["aggregate"], c["runs"] > 1), "",
-                  "Each cell: Δ = (variant − full) / full, its 95 % paired-bootstrap interval, "
-                  "and the noise band measured from the full plan07's runs (2 × run-to-run "
-                  "relative std, floor 1 %). A metric moves iff |Δ| > band and the interval "
-                  "excludes 0.", "",
+                  "Each cell: Δ = (variant − full) / full over the same (task, run) units and "
+                  "its 95 % paired-bootstrap interval (the noise, measured from the units). A "
+                  "metric moves iff its interval excludes 0 and |Δ| > the §7.5 threshold (5 % "
+                  "where continuous; resolve: any Δ). keep iff removing it worsens a metric, "
+                  "remove iff it worsens none and improves one, delete iff none moves.", "",
                   "| mechanism removed | Δ retry | Δ consistency | Δ resolve | Δ tokens | "
                   "Δ cost | verdict |", "|---|---|---|---|---|---|---|"]
         ms = ("retry_tokens", "consistency", "resolve_rate", "tokens", "cost")
         for v in a["verdicts"]:
-            dl, bands, cis = v["deltas"], v.get("bands", {}), v.get("intervals", {})
-            cells = [f"{_pct(dl[m])} {_pct_ci(cis.get(m))} ±{bands.get(m, 0) * 100:.1f}"
-                     for m in ms]
+            dl, cis = v["deltas"], v.get("intervals", {})
+            cells = [f"{_pct(dl[m])} {_pct_ci(cis.get(m))}" for m in ms]
             lines.append(f"| {v['mechanism']} | " + " | ".join(cells) + f" | {v['verdict']} |")
         lines.append("")
         lines += _per_seed(res)
@@ -178,7 +198,7 @@ def chart(res: dict[str, Any], path: Path) -> None:
         ax.set_title(LABELS[m])
         if m == "consistency":
             ax.set_ylim(0, 1.05)
-    fig.suptitle(f"plan07 A/B: {len(res['tasks'])} tasks, {res['config']['runs']} run(s)")
+    fig.suptitle(f"plan07 A/B: {_n_tasks(res)}, {res['config']['runs']} run(s)")
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
     plt.close(fig)

@@ -37,6 +37,9 @@ class Config:
     faults: FaultConfig = field(default_factory=FaultConfig)
     strategies: tuple[str, ...] = ("monolithic", "static", "plan07")
     ablation_tasks: int = 0  # the first N tasks also run every ablation variant
+    # the main A/B (config.strategies) runs on the first N tasks only (None: all of them); the
+    # ablation may run on more (`ablation_tasks`), for its per-seed verdicts' sake
+    main_tasks: int | None = None
     price: tuple[float, float] = metrics.DEFAULT_PRICE
     examples: bool = False  # add the bundled example(s) under examples/ as tasks
     engine: str = "pydatalog"  # the rule engine plan07 orders with (Planner.create(engine=))
@@ -137,7 +140,8 @@ def run_unit(unit: Unit) -> dict[str, Any]:
 
 
 def units(config: Config, n_tasks: int) -> list[Unit]:
-    out = [(r, i, s) for r in range(config.runs) for i in range(n_tasks)
+    n_main = n_tasks if config.main_tasks is None else min(config.main_tasks, n_tasks)
+    out = [(r, i, s) for r in range(config.runs) for i in range(n_main)
            for s in config.strategies]
     k = min(config.ablation_tasks, n_tasks)
     out += [(r, i, ABL + v) for r in range(config.runs) for i in range(k)

@@ -41,7 +41,9 @@ def ab(
     out: Annotated[Path, typer.Option(
         "--out", help="Where report.md, results.json and the chart go.")] = Path("build/ab"),
     ablation_tasks: Annotated[int, typer.Option(
-        "--ablation-tasks", help="Run the §7.5 ablation on the first N tasks.")] = 0,
+        "--ablation-tasks", help="Run the §7.5 ablation on the first N tasks; above --tasks "
+                                 "(generated tasks only), the extra tasks run the ablation "
+                                 "alone.")] = 0,
     bound: Annotated[int, typer.Option("--bound", help="Retry bound: re-runs per obligation.")] = 2,
     faults: Annotated[bool, typer.Option(
         "--faults/--no-faults", help="Seeded fault injection (scripted executor).")] = True,
@@ -100,7 +102,9 @@ def ab(
     for name, path in (("--swebench", swebench), ("--commits", commits)):
         if path is not None and not path.is_file():
             raise InputError(f"{path} is not a file", field=name)
-    cfg = Config(tasks=tasks, runs=runs, seed=seed, executor=executor, bound=bound,
+    extra = ablation_tasks > tasks and not (examples or swebench or commits)
+    cfg = Config(tasks=ablation_tasks if extra else tasks, main_tasks=tasks if extra else None,
+                 runs=runs, seed=seed, executor=executor, bound=bound,
                  workers=workers, faults=FaultConfig(p_first=p_first, enabled=faults),
                  ablation_tasks=ablation_tasks, price=_price(price), examples=examples,
                  engine=engine, max_size=max_size, hidden_consumer_rate=hidden_consumer_rate,
@@ -113,7 +117,8 @@ def ab(
 def _command(cfg: Any, size: int | None, swebench: Path | None, commits: Path | None) -> str:
     """The command line the report shows: every flag that changes a number."""
     c = cfg
-    parts = [("--tasks", c.tasks), ("--runs", c.runs), ("--seed", c.seed),
+    parts = [("--tasks", c.tasks if c.main_tasks is None else c.main_tasks), ("--runs", c.runs),
+             ("--seed", c.seed),
              ("--executor", c.executor), ("--ablation-tasks", c.ablation_tasks),
              ("--bound", c.bound), ("--p-fault", c.faults.p_first)]
     command = "plan07 ab " + " ".join(f"{k} {v}" for k, v in parts)
@@ -136,7 +141,7 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
     from plan07.ab.report import write
     from plan07.ab.runner import run_ab
 
-    task_list = generate_tasks(cfg.seed, tasks, size=size, max_size=max_size,
+    task_list = generate_tasks(cfg.seed, cfg.tasks, size=size, max_size=max_size,
                                hidden_consumer_rate=cfg.hidden_consumer_rate,
                                real_size=cfg.real_size)
     if examples:
