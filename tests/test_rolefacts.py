@@ -172,3 +172,21 @@ def test_the_scoped_replan_rewalk_reads_the_stored_role_facts(
     assert rule(art.edges, "O2", "O3") == expected
     assert art.roles is not None
     assert ("O3" in art.roles) == (expected != "declared")
+
+
+def test_the_builtins_scoped_reply_keeps_the_stored_role_facts_valid() -> None:
+    from plan07.decompose import decompose_scoped
+
+    req, ev = _golden()
+    client = make_client("builtin")
+    dec = decompose(req, ev, client)
+    sub = [o for o in dec.obligations if o.id in ("O3", "O4", "O5", "O7")]
+    reply = decompose_scoped(req, ev, client, subgraph=sub, failure="boom", fresh_prefix="R")
+    kept_ids = {o.id for o in reply.obligations} & {o.id for o in sub}
+    assert kept_ids == {o.id for o in sub}
+    # what came back through the scoped prompt reads as it did: the plan's facts still hold
+    assert kept(dec.roles, reply.obligations) == {k: dec.roles[k] for k in sorted(kept_ids)}
+    fresh = [o.id for o in reply.obligations if o.id.startswith("R")]
+    assert fresh  # a rebind the evidence demands: facts with no words (its role is the evidence's)
+    assert reply.roles is not None
+    assert {k: v.words for k, v in reply.roles.items()} == {k: [] for k in fresh}
