@@ -106,6 +106,14 @@ def test_a_models_reply_brings_no_role_facts(tmp_path: Path) -> None:
     model = decompose(req, ev, make_client(f"replay:{replay}"))
     assert model.obligations == builtin.obligations
     assert model.roles is None  # the same text from a model is read from its prose
+    # nor can a model's text carry them: a `roles` key is outside the §4 schema, the fallback
+    words = {k: v.model_dump() for k, v in (builtin.roles or {}).items()}
+    replay.write_text(json.dumps({"obligations": [o.model_dump() for o in builtin.obligations],
+                                  "roles": words}))
+    forged = decompose(req, ev, make_client(f"replay:{replay}"))
+    assert forged.re_decompose
+    assert forged.obligations == []
+    assert forged.roles is None
 
 
 def _create(tmp_path: Path, *later: str | Completion) -> Planner:
