@@ -71,8 +71,8 @@ class SoftRank(Strict):
 class Evidence(Strict):
     """The 03/04/05/06 evidence bundle: recon graph, impact DAG, localization, context, ranks."""
 
-    recon: Recon = Recon()
-    impact: Impact = Impact()
+    recon: Recon = Recon.model_construct()
+    impact: Impact = Impact.model_construct()
     localization: list[Localization] = []
     context: list[ContextItem] = []
     soft_rank: dict[str, SoftRank] = {}

@@ -13,7 +13,7 @@ from plan07 import caps
 class Strict(BaseModel):
     """Unknown keys are an error, not ignored (design.md: evidence bundle, all artifacts)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True, defer_build=True)
 
 
 # A non-blank string: at least one non-space character.

@@ -201,7 +201,7 @@ class PermittedActions(Strict):
     read: bool = True
     edit: bool = True
     test: bool = True
-    bounds: Bounds = Bounds()
+    bounds: Bounds = Bounds.model_construct()
 
 
 class DriverView(Strict):
@@ -313,7 +313,7 @@ class PlanArtifact(BaseModel):
     """The §3.7 serialized plan. The §3.7 fields are never renamed; extra fields (derived edges
     with their rule, violations, schedule, overflow sidecars...) are allowed (design.md)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
     plan_id: str
     requirement: Requirement
@@ -332,7 +332,7 @@ class PlanArtifact(BaseModel):
     evidence: Evidence | None = None  # the obligations' 2-hop neighbourhood, or None when...
     evidence_file: str | None = None  # ...it did not fit 32 KB and lives in this sidecar
     usage: list[Usage] = []
-    schedule: PlanSchedule = PlanSchedule()
+    schedule: PlanSchedule = PlanSchedule.model_construct()
     collapsed: dict[str, list[Obligation]] = {}  # composite id -> its member obligations
     roles: dict[ObligationId, RoleFacts] | None = None  # of the obligations plan07 wrote
     active: ObligationId | None = None  # the obligation handed out by the driver
