@@ -368,3 +368,45 @@ def test_a_src_layout_package_the_environment_lacks_is_an_environment_problem(
     v = check_node(node("O1", "tests/test_x.py::test_x", verb="validate"), ctx(repo))
     assert v.inconclusive is not None
     assert "cannot import srcpkg; pass --python" in v.inconclusive
+
+
+# --- run_argv: the output pipe, read without waking at every write --------------------------
+
+
+def _py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_run_argv_keeps_all_output_small_writes_big_writes_and_stderr(tmp_path: Path) -> None:
+    from plan07.runner import run_argv
+
+    code = ("import sys\n"
+            "for i in range(3000):\n"
+            "    sys.stdout.write('.'); sys.stdout.flush()\n"
+            "sys.stdout.write('x' * 3_000_000); sys.stdout.flush()\n"
+            "sys.stderr.write('ERR'); sys.exit(3)\n")
+    rc, out = run_argv(_py(code), tmp_path, 60, dict(os.environ))
+    assert rc == 3
+    assert out == "." * 3000 + "x" * 3_000_000 + "ERR"
+
+
+def test_run_argv_reads_until_every_writer_closed_the_output(tmp_path: Path) -> None:
+    # as communicate(): a child that exits while its own child still writes to the output is
+    # read to the end, the late line included
+    from plan07.runner import run_argv
+
+    late = "import time; time.sleep(1); print('late', flush=True)"
+    code = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {late!r}])\n"
+            "print('early', flush=True)\n")
+    rc, out = run_argv(_py(code), tmp_path, 60, dict(os.environ))
+    assert (rc, out.split()) == (0, ["early", "late"])
+
+
+def test_run_argv_timeout_keeps_what_was_written(tmp_path: Path) -> None:
+    from plan07.runner import run_argv
+
+    code = "import time\nprint('started', flush=True)\ntime.sleep(60)\n"
+    rc, out = run_argv(_py(code), tmp_path, 1.5, dict(os.environ))
+    assert rc is None
+    assert out.startswith("started\n")
+    assert out.endswith("check timed out after 1.5s")
