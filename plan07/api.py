@@ -217,8 +217,9 @@ class Planner:
         with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
             epoch = transitions.reserve(tx.art, run)
         try:
-            # §3.3 step 4: the checkpoint certifies the content the check ran on (plan07.gate)
-            verdict, tree = gate.checked_run(self.artifact, self.state_dir, run, timeout=timeout)
+            # §3.3 step 4: the checkpoint certifies the content the check ran on (plan07.gate);
+            # tx.art is the plan as just saved (no reload)
+            verdict, tree = gate.checked_run(tx.art, self.state_dir, run, timeout=timeout)
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 if tx.art.epoch == epoch:
