@@ -185,9 +185,7 @@ def has_head(repo: Path) -> bool:
 def seed_index(repo: Path, index: str) -> bool:
     """Start the temporary `index` as a copy of the user's index (read only), else from HEAD;
     False when there is neither (the index is left absent)."""
-    user_index = Path(git(repo, "rev-parse", "--git-path", "index").strip())
-    if not user_index.is_absolute():
-        user_index = repo / user_index
+    user_index = _user_index(repo)
     if user_index.is_file():
         # copy2 keeps the index file's mtime, so git's racy-entry check still sees a file
         # changed in the same second as the user's last index write
@@ -197,6 +195,23 @@ def seed_index(repo: Path, index: str) -> bool:
         git(repo, "read-tree", "HEAD", index=index)
         return True
     return False
+
+
+_USER_INDEX: dict[str, Path] = {}  # repo -> its index file, seen in this process (speed)
+
+
+def _user_index(repo: Path) -> Path:
+    """The user's index file (`rev-parse --git-path index`); asked again when the one found
+    before is no longer a file."""
+    key = str(Path(repo).absolute())
+    known = _USER_INDEX.get(key)
+    if known is not None and known.is_file():
+        return known
+    path = Path(git(repo, "rev-parse", "--git-path", "index").strip())
+    if not path.is_absolute():
+        path = Path(key) / path
+    _USER_INDEX[key] = path
+    return path
 
 
 def user_index_tree(repo: Path) -> str:

@@ -35,7 +35,7 @@ import signal
 import sys
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,7 @@ MIN_SECRET_CHARS = 6  # shorter values ("1", "true") are never treated as secret
 REDACTED = "[redacted]"
 
 
+@lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True iff an environment variable of this name is taken to hold a credential."""
     return name.upper() not in _NOT_SECRET and bool(_SECRET_NAME.search(name))
@@ -126,10 +127,18 @@ def remember(*values: str) -> None:
     _seen.update(v for v in values if v and _plausible(v))
 
 
+_environ_secrets: tuple[tuple[tuple[str, str], ...], frozenset[str]] = ((), frozenset())
+
+
 def known_secrets() -> set[str]:
     """Every credential value plan07 has seen: in os.environ now, captured at the first
-    `shield`, or given to `remember`."""
-    _seen.update(secrets_of(os.environ))
+    `shield`, or given to `remember`. (`secrets_of(os.environ)` is recomputed only when the
+    environment changed: every git call and every redaction asks.)"""
+    global _environ_secrets
+    items = tuple(os.environ.items())
+    if items != _environ_secrets[0]:
+        _environ_secrets = (items, frozenset(secrets_of(os.environ)))
+    _seen.update(_environ_secrets[1])
     return set(_seen)
 
 
@@ -236,6 +245,11 @@ def _libc() -> Any:
     if not sys.platform.startswith("linux"):
         return None
     import ctypes
+
+    try:  # glibc's soname first: find_library runs `ldconfig -p` (a process per check)
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        pass
     import ctypes.util
 
     try:
