@@ -1,5 +1,6 @@
 """Bounded input (issue 15): every file plan07 reads is a regular file of bounded size, every JSON
-document a bounded depth, and what is wrong is one InputError naming the file. I/O: os, json.
+document a bounded depth, and what is wrong is one InputError naming the file. I/O: os, json
+(imported when a document is decoded: reading the rule file needs none).
 
 A FIFO, a directory or a device given where a file is expected is refused before it is opened for
 reading (it would block, or read forever); the open itself is non-blocking and re-checked with
@@ -11,7 +12,6 @@ writes goes through `write_atomic` (a reader sees the old file or the new one, n
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
@@ -97,6 +97,8 @@ def too_deep(source: str | None, what: str = "JSON document") -> InputError:
 def loads(text: str | bytes, *, source: str | None = None) -> Any:
     """json.loads, with a document nested deeper than `caps.JSON_MAX_DEPTH` refused (and the
     decoder's own RecursionError turned into the same one-line InputError)."""
+    import json
+
     try:
         data = json.loads(text)
     except RecursionError:

@@ -51,8 +51,13 @@ def code_digest(files: Iterable[Path]) -> str:
 def usable(d: Path) -> bool:
     """The directory exists (made private if absent), is ours and no one else may write it."""
     try:
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = d.stat()
+    except FileNotFoundError:
+        try:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = d.stat()
+        except OSError:
+            return False
     except OSError:
         return False
     if not stat.S_ISDIR(st.st_mode):

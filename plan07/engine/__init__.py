@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from plan07.boundedio import read_bytes
 from plan07.engine import cache
 from plan07.engine.ir import Facts, Program
-from plan07.errors import InputError
+from plan07.errors import InputError, RuleError
 
 ENGINES = ("pydatalog", "clingo")
 # rules/ordering.dl at the top of the source tree (editable installs, the repo's own tests); a
@@ -53,19 +54,21 @@ def load_program(path: Path | None = None) -> Program:
     prog = _cache.get(mem_key)
     if prog is not None:
         return prog
-    from plan07.boundedio import read_text
-    from plan07.errors import RuleError
-
     try:
-        text = read_text(p, what="rule file")
-    except InputError as exc:  # missing, a FIFO, a directory, too big, not UTF-8 (binary)
+        data = read_bytes(p, what="rule file")
+    except InputError as exc:  # missing, a FIFO, a directory, too big
         raise RuleError(exc.problem, file=str(p), line=0) from None
-    k = cache.key(p, text.encode("utf-8"))
-    prog = cache.get(k)
+    k = cache.key(p, data)
+    prog = cache.get(k)  # only a file that parsed has an entry: it was UTF-8
     if prog is None:
         from plan07.engine.parser import parse
         from plan07.engine.strata import stratify
 
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:  # binary
+            raise RuleError(f"rule file is not UTF-8 text (byte {exc.start}: {exc.reason})",
+                            file=str(p), line=0) from None
         prog = parse(text, file=str(p))
         stratify(prog)  # unstratifiable negation is a RuleError, before any backend runs
         cache.put(k, prog)
