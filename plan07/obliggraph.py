@@ -93,8 +93,9 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
                   program: Program | None = None, role_facts: Roles = None) -> FactSet:
     """The input facts of docs/rules.md, each remembering its source (indices are positions in
     the evidence bundle as given). Of the evidence, only the facts some rule of `program` (the
-    rule file by default) can use are loaded (`plan07.engine.relevance.prune`): the derived
-    model is the one all the evidence gives, from a few of its facts."""
+    rule file by default) can use for its `.output` relations are loaded
+    (`plan07.engine.relevance.prune`): those (precedes, violation, role: all plan07 reads) are
+    the ones all the evidence gives, from a few of its facts."""
     from plan07.engine import load_program
     from plan07.engine.relevance import prune
 
@@ -107,8 +108,9 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
     }
     candidates: Facts = {rel: set(ts) for rel, ts in rows.items()}
     candidates.update(own.facts)
-    keep = prune(program or load_program(), candidates, min_size=0,
-                 relations=EVIDENCE_RELATIONS)
+    prog = program or load_program()
+    keep = prune(prog, candidates, min_size=0, relations=(*EVIDENCE_RELATIONS, "part_of"),
+                 outputs=prog.outputs)
     fs = FactSet()
     impacts = evidence.impact.edges
     for rel in EVIDENCE_RELATIONS:  # in bundle order, each fact with every position it has
@@ -128,10 +130,11 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
             else:
                 fs.add(rel, t, f"evidence impact edge #{i} ({impacts[i].relation}, "
                                f"{impacts[i].cause})")
-    for rel, ts in own.facts.items():
-        fs.facts.setdefault(rel, set()).update(ts)
+    for rel, ts in own.facts.items():  # part_of: of a package, the members no rule reads
+        fs.facts.setdefault(rel, set()).update(ts if keep[rel] is ts else keep[rel])
     for k, srcs in own.sources.items():
-        fs.sources.setdefault(k, []).extend(srcs)
+        if k[1] in fs.facts[k[0]]:
+            fs.sources.setdefault(k, []).extend(srcs)
     return fs
 
 

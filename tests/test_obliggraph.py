@@ -102,9 +102,12 @@ def test_only_what_the_rules_can_use_is_loaded() -> None:
     nodes = [ReconNode(id=f"n{i}", kind="function") for i in range(51)]
     nodes.append(ReconNode(id="tests.test_far.test_it", kind="test", file="tests/test_far.py"))
     ev = Evidence(recon=Recon(nodes=nodes, edges=chain))
-    fs = prepare_facts([ob("O1", target="n0", validation="tests/test_far.py::test_it")], ev)
-    # n0 calls n1: a planned entity consuming something (consumes_recon); n1 -> n2 is used by
-    # no rule (neither end planned), nor is any entity fact of a plain function
+    alone = prepare_facts([ob("O1", target="n0", validation="tests/test_far.py::test_it")], ev)
+    assert not alone.facts.get("edge")  # n0 consumes n1, but n1 does not change: no rule's use
+    fs = prepare_facts([ob("O1", target="n0", validation="tests/test_far.py::test_it"),
+                        ob("O2", target="n1", caused_by="a breaking change")], ev)
+    # n0 calls n1, which changes: a planned entity consuming something changed (rebind); n1 ->
+    # n2 is used by no rule (n2 not planned), nor is any entity fact of a plain function
     assert fs.facts["edge"] == {("n0", "n1", "calls")}
     assert not fs.facts.get("entity")
     assert fs.facts["test_exists"] == {("tests/test_far.py::test_it",)}  # named tests: any distance

@@ -1,6 +1,7 @@
 """plan07.engine.relevance: pruning the input facts never changes the derived model, on every
-rule fixture and on generated evidence, on both backends; prepare_facts (what the rules can use)
-gives the answer all the evidence gives."""
+rule fixture and on generated evidence, on both backends; pruned for the outputs only, the
+outputs are unchanged; prepare_facts (what the rules can use for the outputs) gives the answer
+all the evidence gives."""
 
 from __future__ import annotations
 
@@ -16,10 +17,15 @@ from plan07.obliggraph import all_facts, derive_order, prepare_facts
 
 PROGRAM = load_program()
 DERIVED = sorted(PROGRAM.derived())
+OUTPUTS = sorted(PROGRAM.outputs)
 
 
 def _derived(model):  # type: ignore[no-untyped-def]
     return {rel: model[rel] for rel in DERIVED}
+
+
+def _outputs(model):  # type: ignore[no-untyped-def]
+    return {rel: model[rel] for rel in OUTPUTS}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -28,14 +34,19 @@ def test_every_fixture_same_model_when_everything_prunable_is_pruned(engine: str
     assert len(cases) > 50
     if engine == "pydatalog":  # the slow backend on every 8th case (clingo runs them all)
         cases = cases[::8]
-    dropped = 0
+    dropped = more = 0
     for case in cases:
         facts = case_facts(case)
         small = prune(PROGRAM, facts, min_size=0)
         dropped += sum(len(facts[r]) - len(small[r]) for r in facts)
-        assert _derived(evaluate(PROGRAM, small, engine)) == _derived(
-            evaluate(PROGRAM, facts, engine)), case.id
+        full = evaluate(PROGRAM, facts, engine)
+        assert _derived(evaluate(PROGRAM, small, engine)) == _derived(full), case.id
+        fewer = prune(PROGRAM, facts, min_size=0, outputs=PROGRAM.outputs)
+        assert all(fewer[r] <= small[r] for r in facts), case.id
+        more += sum(len(small[r]) - len(fewer[r]) for r in facts)
+        assert _outputs(evaluate(PROGRAM, fewer, engine)) == _outputs(full), case.id
     assert dropped > 0  # the fixtures do hold facts no rule can use
+    assert more > 0 or engine == "pydatalog"  # and facts only a non-output relation can use
 
 
 def test_negated_and_derived_relations_are_never_pruned() -> None:
@@ -50,9 +61,11 @@ def test_negated_and_derived_relations_are_never_pruned() -> None:
 
 def _random_case(seed: int) -> tuple[list[Obligation], Evidence]:
     rnd = random.Random(seed)
-    ents = [f"pkg.m{i}.f" for i in range(40)]
+    # members nested in modules (part_of, consumes_member and its negations get work to do)
+    mods = [f"pkg.m{i}" for i in range(8)]
+    ents = mods + [f"pkg.m{i % 8}.f{i}" for i in range(40)]
     kinds = ["function", "class", "schema", "migration", "config", "module"]
-    nodes = [ReconNode(id=e, kind=rnd.choice(kinds)) for e in ents]
+    nodes = [ReconNode(id=e, kind="module" if e in mods else rnd.choice(kinds)) for e in ents]
     nodes += [ReconNode(id=f"tests.test_m{i}.test_{i}", kind="test", file=f"tests/test_m{i}.py")
               for i in range(5)]
     ekinds = ["calls", "imports", "uses_type", "reads", "writes", "inherits", "defines", "tests"]
@@ -70,7 +83,8 @@ def _random_case(seed: int) -> tuple[list[Obligation], Evidence]:
         verb = rnd.choice(["modify", "modify", "preserve", "validate"])
         target = rnd.choice(ents)
         validation = rnd.choice(["compile", f"tests/test_m{i % 7}.py::test_{i % 7}", "import:pkg"])
-        caused = rnd.choice(["impact06", "", "keep the old default", "custom value"])
+        caused = rnd.choice(["impact06", "", "keep the old default", "custom value",
+                             "a breaking change", "a compatible change (optional parameter)"])
         deps = [f"O{j}" for j in range(i) if rnd.random() < 0.2]
         obs.append(Obligation(id=f"O{i}", target_entity=target, obligation=verb,
                               caused_by=caused, dependencies=deps, evidence="e",
@@ -78,15 +92,52 @@ def _random_case(seed: int) -> tuple[list[Obligation], Evidence]:
     return obs, Evidence(recon=Recon(nodes=nodes, edges=edges), impact={"edges": impact})
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(12))
 def test_prepare_facts_gives_the_model_of_all_the_evidence(seed: int) -> None:
     obs, ev = _random_case(seed)
     loaded = prepare_facts(obs, ev).facts
     everything = all_facts(obs, ev).facts
     assert sum(map(len, loaded.values())) <= sum(map(len, everything.values()))
     for engine in ENGINES if seed < 2 else ("clingo",):
-        assert _derived(evaluate(PROGRAM, loaded, engine)) == _derived(
+        assert _outputs(evaluate(PROGRAM, loaded, engine)) == _outputs(
             evaluate(PROGRAM, everything, engine))
+
+
+def _member_case(validate_pkg: bool) -> tuple[list[Obligation], Evidence]:
+    """pkg.a.f (a member of module pkg.a) calls pkg.b.g; O1 makes a breaking change to pkg.b.g,
+    and O2 targets module pkg.a with `validate` (or `modify`)."""
+    nodes = [ReconNode(id=i, kind=k) for i, k in (
+        ("pkg.a", "module"), ("pkg.a.f", "function"), ("pkg.b", "module"),
+        ("pkg.b.g", "function"))]
+    edges = [ReconEdge(src="pkg.a.f", dst="pkg.b.g", kind="calls")]
+    obs = [Obligation(id="O1", target_entity="pkg.b.g", obligation="modify",
+                      caused_by="a breaking change: remove the parameter", dependencies=[],
+                      evidence="e", status="ready", validation="compile"),
+           Obligation(id="O2", target_entity="pkg.a",
+                      obligation="validate" if validate_pkg else "modify", caused_by="",
+                      dependencies=[], evidence="e", status="ready", validation="compile")]
+    return obs, Evidence(recon=Recon(nodes=nodes, edges=edges))
+
+
+def test_prepare_facts_loads_no_edge_only_a_non_output_relation_can_use() -> None:
+    # consumes(pkg.a, pkg.b.g) holds (a module consumes what its members call), but only a
+    # modify target's consumes reaches precedes / violation / role: validated, pkg.a.f's call
+    # is not loaded (the value sets alone keep it); modified, it is, and O2 rebinds
+    obs, ev = _member_case(validate_pkg=True)
+    call = ("pkg.a.f", "pkg.b.g", "calls")
+    loaded = prepare_facts(obs, ev)
+    assert call not in loaded.facts.get("edge", set())
+    # nor is pkg.a.f's part_of(pkg.a) (a negated relation, pruned for the outputs: kept only
+    # where a negation can read it), nor its source
+    assert ("pkg.a.f", "pkg.a") not in loaded.facts["part_of"]
+    assert ("part_of", ("pkg.a.f", "pkg.a")) not in loaded.sources
+    everything = all_facts(obs, ev).facts
+    assert call in prune(PROGRAM, everything, min_size=0)["edge"]
+    assert ("pkg.a", "pkg.b.g") in evaluate(PROGRAM, everything)["consumes"]
+    obs, ev = _member_case(validate_pkg=False)
+    assert call in prepare_facts(obs, ev).facts["edge"]
+    assert ("pkg.a.f", "pkg.a") in prepare_facts(obs, ev).facts["part_of"]
+    assert ("O2", "rebind") in evaluate(PROGRAM, prepare_facts(obs, ev).facts)["role"]
 
 
 def test_prepare_facts_keeps_each_loaded_fact_source() -> None:

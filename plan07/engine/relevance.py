@@ -82,9 +82,10 @@ class _Analysis:
         self.program = program
         self.facts = facts
         self.derived = program.derived()
+        self.arity = program.arities()
         self.values: dict[tuple[str, int], Values] = {}  # derived relation position -> values
         self.match_cache: dict[int, list[Tuple_]] = {}  # id(atom) -> its matching input tuples
-        self.proj_cache: dict[tuple[int, int], set[object]] = {}
+        self.columns: dict[tuple[object, ...], set[object]] = {}  # an atom's shape, position
         self.kept: dict[str, set[Tuple_]] = {}
 
     def select(self, rel: str, conds: list[tuple[int, set[object]]],
@@ -94,6 +95,14 @@ class _Analysis:
         if any(not s for _, s in conds):
             return []
         return _select(self.facts.get(rel, ()), conds, repeats)
+
+    def negated_use(self, atom: Atom, var_vals: dict[str, Values]) -> None:
+        """Keep the tuples of `atom`'s relation a negation of it can read: those matching its
+        constants whose variables lie in `var_vals`."""
+        conds = _consts(atom) + [(ps[0], s) for v, ps in _var_positions(atom).items()
+                                 if (s := var_vals.get(v)) is not None]
+        self.kept.setdefault(atom.relation, set()).update(
+            self.select(atom.relation, conds, _repeats(atom)))
 
     # -- value sets ------------------------------------------------------------------------
 
@@ -105,81 +114,114 @@ class _Analysis:
                                                       _repeats(atom))
         return got
 
-    def input_values(self, atom: Atom, pos: int) -> set[object]:
-        key = (id(atom), pos)
-        got = self.proj_cache.get(key)
-        if got is None:
-            got = self.proj_cache[key] = {t[pos] for t in self.matches(atom)}
-        return got
-
-    def atom_values(self, atom: Atom, var: str) -> Values:
-        """The values `var` can take in `atom` (unfiltered by the rest of the rule)."""
-        pos = _var_positions(atom)[var][0]
-        if atom.relation in self.derived:
-            return self.values.get((atom.relation, pos), set())
-        return self.input_values(atom, pos)
-
     # -- one rule ---------------------------------------------------------------------------
 
-    def rule_pass(self, rule: Rule, pruned: set[str]) -> dict[str, Values]:
-        """The values of the rule's variables, with each atom of a pruned relation semi-joined
-        against the other positive atoms; the tuples of pruned relations that pass are
-        recorded. First against the atoms that are cheap to bound by (derived relations and
-        relations passed whole), then against the other pruned atoms' survivors (sound: each
-        survivor set holds every tuple a true instance of the rule can use)."""
-        atoms = rule.positives()
-        holders: dict[str, list[Atom]] = {}
-        for a in atoms:
-            for v in _var_positions(a):
-                holders.setdefault(v, []).append(a)
-        big = [a for a in atoms if a.relation in pruned]
-        first: dict[int, list[Tuple_]] = {}
-        for a in big:
-            conds = _consts(a)
-            for v, ps in _var_positions(a).items():
-                allowed: Values = None
-                for o in holders[v]:
-                    if o is not a and o.relation not in pruned:
-                        allowed = _meet(allowed, self.atom_values(o, v))
-                if allowed is not None:
-                    conds.append((ps[0], allowed))
-            first[id(a)] = self.select(a.relation, conds, _repeats(a))
+    def column(self, atom: Atom, pos: int) -> set[object]:
+        """The values at `pos` of the input tuples `atom` matches (its constants, repeats)."""
+        shape = tuple(t.value if isinstance(t, Const) else None for t in atom.args)
+        key = (atom.relation, shape, tuple(map(tuple, _repeats(atom))), pos)
+        got = self.columns.get(key)
+        if got is None:
+            got = self.columns[key] = {t[pos] for t in self.matches(atom)}
+        return got
+
+    def rough_pass(self, rule: Rule) -> dict[str, Values] | None:
+        """Like `rule_pass` with no demand, cheaper and looser: each variable bounded by its
+        atoms' whole value sets (derived relations' and input columns), no semi-join."""
         var_vals: dict[str, Values] = {}
-        for a in big:
-            conds = []
+        for a in rule.positives():
             for v, ps in _var_positions(a).items():
-                allowed = None
-                for o in holders[v]:
-                    if o is not a and o.relation in pruned:
-                        q = _var_positions(o)[v][0]
-                        allowed = _meet(allowed, {t[q] for t in first[id(o)]})
-                if allowed is not None:
-                    conds.append((ps[0], allowed))
-            passing = _select(first[id(a)], conds, []) if conds else first[id(a)]
-            self.kept.setdefault(a.relation, set()).update(passing)
-            for v, ps in _var_positions(a).items():
-                var_vals[v] = _meet(var_vals.get(v), {t[ps[0]] for t in passing})
-        for a in atoms:
-            if a.relation not in pruned and a.relation not in self.derived:
-                for v, ps in _var_positions(a).items():
-                    var_vals[v] = _meet(var_vals.get(v), self.input_values(a, ps[0]))
-        for a in atoms:
-            if a.relation in self.derived:
-                for v in _var_positions(a):
-                    var_vals[v] = _meet(var_vals.get(v), self.atom_values(a, v))
-        for c in rule.compares():  # X = "c" bounds X (only when nothing else does)
+                for p in ps:
+                    var_vals[v] = _meet(var_vals.get(v), self.values.get((a.relation, p), set())
+                                        if a.relation in self.derived else self.column(a, p))
+        for c in rule.compares():
             if c.op == "=":
                 for x, y in ((c.left, c.right), (c.right, c.left)):
-                    if isinstance(x, Var) and isinstance(y, Const) and x.name not in var_vals:
-                        var_vals[x.name] = {y.value}
+                    if isinstance(x, Var) and isinstance(y, Const):
+                        var_vals[x.name] = _meet(var_vals.get(x.name), {y.value})
+        if any(s is not None and not s for s in var_vals.values()):
+            return None
         return var_vals
 
-    def head_values(self, rule: Rule, var_vals: dict[str, Values]) -> bool:
-        """Add the rule's head values; True when some value set grew."""
+    def rule_pass(self, rule: Rule, pruned: set[str], head: list[Values] | None = None,
+                  table: dict[tuple[str, int], Values] | None = None
+                  ) -> dict[str, Values] | None:
+        """The values the rule's variables can take in a true instance (None: the rule cannot
+        fire), and, recorded in `kept`, the tuples of pruned relations such an instance can use.
+        A semi-join to a fixpoint: each variable starts bounded by the derived atoms holding it
+        (their value sets), by `X = "c"` and by `head` (what is demanded of the head, position by
+        position); then every positive input atom is filtered by the bounds of its variables and
+        its surviving tuples bound them in turn, until nothing shrinks. Atoms of relations
+        passed whole (negated ones among them: `part_of(X, E)`) bound their variables the same
+        way, so a join through them narrows the pruned atoms on their other side. Sound: every
+        atom of a true instance holds its values, so each filter keeps them."""
+        bounds = self.values if table is None else table
+        var_vals: dict[str, Values] = {}
+        if head is not None:
+            for t, want in zip(rule.head.args, head, strict=True):
+                if want is None:
+                    continue
+                if isinstance(t, Const):
+                    if t.value not in want:
+                        return None
+                elif isinstance(t, Var) and not t.anonymous:
+                    var_vals[t.name] = _meet(var_vals.get(t.name), want)
+        atoms = rule.positives()
+        inputs: list[Atom] = []
+        for a in atoms:
+            if a.relation in self.derived:
+                for v, ps in _var_positions(a).items():
+                    for p in ps:
+                        var_vals[v] = _meet(var_vals.get(v),
+                                            bounds.get((a.relation, p), set()))
+            else:
+                inputs.append(a)
+        for c in rule.compares():  # X = "c" bounds X
+            if c.op == "=":
+                for x, y in ((c.left, c.right), (c.right, c.left)):
+                    if isinstance(x, Var) and isinstance(y, Const):
+                        var_vals[x.name] = _meet(var_vals.get(x.name), {y.value})
+        if any(s is not None and not s for s in var_vals.values()):
+            return None
+        rows = {id(a): self.matches(a) for a in inputs}
+        spots = {id(a): _var_positions(a) for a in inputs}
+        seen = {id(a): -1 for a in inputs}  # the row count each atom last bounded by
+        shrunk = True
+        while shrunk:
+            shrunk = False
+            todo = list(inputs)
+            while todo:  # the atom with the most bounded variables first (then the smallest)
+                a = min(todo, key=lambda b: (-sum(var_vals.get(v) is not None
+                                                  for v in spots[id(b)]), len(rows[id(b)])))
+                todo.remove(a)
+                conds = [(ps[0], s) for v, ps in spots[id(a)].items()
+                         if (s := var_vals.get(v)) is not None]
+                got = _select(rows[id(a)], conds, []) if conds else rows[id(a)]
+                if not got:
+                    return None
+                rows[id(a)] = got
+                if len(got) == seen[id(a)]:  # the same rows bound their variables already
+                    continue
+                seen[id(a)] = len(got)
+                for v, ps in spots[id(a)].items():
+                    old = var_vals.get(v)
+                    proj: set[object] = {t[ps[0]] for t in got}  # within `old` (filtered)
+                    if old is None or len(proj) < len(old):
+                        var_vals[v] = proj
+                        shrunk = True
+        for a in inputs:
+            if a.relation in pruned:
+                self.kept.setdefault(a.relation, set()).update(rows[id(a)])
+        return var_vals
+
+    def head_values(self, rule: Rule, var_vals: dict[str, Values],
+                    table: dict[tuple[str, int], Values] | None = None) -> bool:
+        """Add the rule's head values (to `table`, else `values`); True when a set grew."""
+        out = self.values if table is None else table
         grew = False
         for i, t in enumerate(rule.head.args):
             key = (rule.head.relation, i)
-            cur = self.values.get(key, set())
+            cur = out.get(key, set())
             if cur is None:
                 continue
             if isinstance(t, Const):
@@ -189,10 +231,10 @@ class _Analysis:
             else:
                 new = None
             if new is None:
-                self.values[key] = None
+                out[key] = None
                 grew = True
             elif not new <= cur:
-                self.values[key] = cur | new
+                out[key] = cur | new
                 grew = True
         return grew
 
@@ -205,15 +247,19 @@ def _plan(program: Program) -> tuple[list[list[Rule]], set[str]]:
 
 
 def prune(program: Program, facts: Facts, *, min_size: int = MIN_PRUNED,
-          relations: Iterable[str] | None = None) -> Facts:
+          relations: Iterable[str] | None = None,
+          outputs: Iterable[str] | None = None) -> Facts:
     """`facts` with the tuples no rule can use dropped from each large (`min_size` tuples or
     more), never-negated input relation, of `relations` only when given (a new dict; the sets
-    of relations left whole are the caller's own)."""
+    of relations left whole are the caller's own). With `outputs`, only what a derivation of
+    their tuples can use is kept, negated relations included: those relations are exactly as
+    on all the facts, the other derived relations may differ."""
     strata, negated = _plan(program)
     derived = program.derived()
     read = {a.relation for r in program.rules for a in r.positives()}
-    pruned = {rel for rel, ts in facts.items() if len(ts) >= min_size and rel in read
-              and rel not in derived and rel not in negated}
+    # for the outputs alone a negated relation is pruned too (kept wherever a negation reads it)
+    pruned = {rel for rel, ts in facts.items() if len(ts) >= min_size and rel not in derived
+              and (rel in read and rel not in negated or outputs is not None and rel in negated)}
     if relations is not None:
         pruned &= set(relations)
     if not pruned:
@@ -229,12 +275,106 @@ def prune(program: Program, facts: Facts, *, min_size: int = MIN_PRUNED,
         while True:
             an.kept = {}
             grew = False
-            for r in stratum:
-                grew |= an.head_values(r, an.rule_pass(r, pruned))
+            for r in stratum:  # for the outputs, rough bounds (the demand pass semi-joins)
+                got = an.rough_pass(r) if outputs is not None else an.rule_pass(r, pruned)
+                grew |= got is not None and an.head_values(r, got)
             if not (grew and recursive):  # this pass read the final value sets
                 break
         for rel, ts in an.kept.items():
             total[rel] |= ts
+    if outputs is not None:  # demand from the rough bounds, bounds under it, demand again
+        demand, _ = _demanded(an, strata, pruned, set(outputs), an.values)
+        tight: dict[tuple[str, int], Values] = {}
+        for r in program.rules:
+            if r.is_fact:
+                an.head_values(r, {}, tight)
+        for stratum in strata:
+            while True:
+                grew = False
+                for r in stratum:
+                    want = demand.get(r.head.relation)
+                    if want is not None and not r.is_fact:
+                        got = an.rule_pass(r, set(), head=want, table=tight)
+                        grew |= got is not None and an.head_values(r, got, tight)
+                if not grew:
+                    break
+        _, total = _demanded(an, strata, pruned, set(outputs), tight)
     out = dict(facts)
     out.update(total)
     return out
+
+
+def _demanded(an: _Analysis, strata: list[list[Rule]], pruned: set[str], outputs: set[str],
+              table: dict[tuple[str, int], Values]
+              ) -> tuple[dict[str, list[Values]], dict[str, set[Tuple_]]]:
+    """The tuples of the pruned relations that a derivation of an output tuple can use: top-down
+    from the outputs (every value demanded), a rule's positive atoms are demanded the values its
+    variables can take when its head holds a demanded tuple (`rule_pass` under that demand),
+    strata users first, a component iterated until its demand stops growing. Each tuple of a
+    derivation of an output lies in its relation's demand, so every such derivation keeps its
+    facts. A negated atom of a rule with a demanded head is demanded (and a negated input
+    relation kept) wherever the rule's variables can take values at all, whatever its head:
+    then no negation reads a relation where it holds less than on all the facts, so no relation
+    holds a tuple it would not (a wrong tuple outside the demand could otherwise join into a
+    demanded one). Relations that no output depends on are left out. `table` bounds the
+    derived atoms under demand (what a demanded tuple's derivation can read); the negations'
+    bounds are always the analysis' own. Returns the demand and the kept tuples."""
+    demand: dict[str, list[Values]] = {}
+    for rel in outputs:
+        demand[rel] = [None] * an.arity.get(rel, 0)
+
+    def ask(atom: Atom, var_vals: dict[str, Values]) -> bool:
+        if atom.relation not in an.derived:
+            return False
+        cur = demand.setdefault(atom.relation, [set() for _ in atom.args])
+        grew = False
+        for i, t in enumerate(atom.args):
+            have = cur[i]
+            if have is None:
+                continue
+            want: Values
+            if isinstance(t, Const):
+                want = {t.value}
+            elif isinstance(t, Var) and not t.anonymous:
+                want = var_vals.get(t.name)
+            else:
+                want = None
+            if want is None:
+                cur[i] = None
+                grew = True
+            elif not want <= have:
+                cur[i] = have | want
+                grew = True
+        return grew
+
+    free: dict[int, dict[str, Values] | None] = {}  # id(rule) -> its values, no head demand
+    kept: dict[str, set[Tuple_]] = {rel: set() for rel in pruned}
+    for stratum in reversed(strata):
+        heads = {r.head.relation for r in stratum}
+        while True:
+            an.kept = {}
+            grew = False
+            for r in stratum:
+                want = demand.get(r.head.relation)
+                if want is None or r.is_fact:
+                    continue
+                got = an.rule_pass(r, pruned, head=want, table=table)
+                if got is None:
+                    continue
+                for a in r.positives():
+                    grew |= ask(a, got) and a.relation in heads
+                if r.negatives():
+                    if id(r) not in free:
+                        free[id(r)] = an.rough_pass(r)
+                    bu = free[id(r)]
+                    if bu is None:
+                        continue
+                    for a in r.negatives():
+                        grew |= ask(a, bu) and a.relation in heads
+                        if a.relation in pruned:
+                            an.negated_use(a, bu)
+            if not grew:  # this pass read the stratum's final demand
+                break
+        for rel, ts in an.kept.items():
+            kept[rel] |= ts
+    return demand, kept
