@@ -60,6 +60,8 @@ _TOKEN_SHAPES = re.compile(
     r"(?<![A-Za-z0-9])(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]"
     r"{20,}|hf_[A-Za-z0-9]{20,}|xox[abpors]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|"
     r"glpat-[A-Za-z0-9_-]{20,})")
+_TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "xox",
+                   "AKIA", "glpat-")  # every _TOKEN_SHAPES match starts with one
 _URL_CREDS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@]+(?::[^/\s@]*)?)@")
 _BEARER = re.compile(
     r"\b(Bearer|Basic|bearer)\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{12,}")
@@ -154,10 +156,18 @@ def redact(text: str, extra: Iterable[str] = ()) -> str:
         escaped = _json_escaped(v)
         if escaped != v and escaped in text:
             text = text.replace(escaped, REDACTED)
-    text = _URL_CREDS.sub(lambda m: m.group(1) + REDACTED + "@", text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-    text = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-    return _TOKEN_SHAPES.sub(REDACTED, text)
+    # each pattern runs only where a literal every match holds occurs (a substring search is
+    # far cheaper than a regex scan of a large document, and most hold none)
+    if "://" in text and "@" in text:
+        text = _URL_CREDS.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    if "Bearer" in text or "Basic" in text or "bearer" in text:
+        text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    lowered = text.lower()
+    if "authorization" in lowered or "api-key" in lowered:
+        text = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    if any(p in text for p in _TOKEN_PREFIXES):
+        text = _TOKEN_SHAPES.sub(REDACTED, text)
+    return text
 
 
 def _json_escaped(v: str) -> str:

@@ -83,6 +83,23 @@ def test_redact_covers_values_urls_headers_and_token_shapes(
     assert sandbox.redact(prose) == prose
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ("see https://bob:pw9@example.org/x", "bob:pw9"),
+    ("Basic dXNlcjpwYXNzd29yZDEy", "dXNlcjpwYXNzd29yZDEy"),
+    ("bearer abc.def-1234567890", "abc.def-1234567890"),
+    ("aUtHoRiZaTiOn: zzz123secret", "zzz123secret"),
+    ("X-API-KEY = k3y-v4lue", "k3y-v4lue"),
+    *[(f"[{p}{'A1b2C3d4' * 3}]", f"{p}{'A1b2C3d4' * 3}")
+      for p in ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "xoxb-",
+                "glpat-")],
+    ("AKIA" + "ABCDEFGH12345678", "AKIA" + "ABCDEFGH12345678"),
+])
+def test_redact_each_shape_alone(text: str, secret: str) -> None:
+    # each pattern runs only where its literal occurs: alone in a text, each is still found
+    assert secret not in sandbox.redact(text)
+    assert secret not in sandbox.redact("x" * 5000 + " " + text)
+
+
 LEAK_TEST = '''
 import os, pathlib
 LEAKED = pathlib.Path(__file__).resolve().parents[2] / "leak.txt"
