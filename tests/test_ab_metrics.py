@@ -170,3 +170,23 @@ def test_per_run_verdicts_judge_each_seeded_run_alone() -> None:
         rows += _rows("plan07-no_revision", [200 if run == 0 else 100] * 6, run)
     per = per_run_verdicts(rows)
     assert per == {"revision": ["keep", "delete"]}
+
+
+def test_stable_across_seeds_means_every_run_gives_the_pooled_verdict() -> None:
+    """A removal that costs +600 retry tokens on one task per run (another task each run):
+    every run alone cannot tell it from noise (a resample of its 6 tasks misses that one a
+    third of the time: delete), all runs together can (keep). The runs agree with each other,
+    but not with the verdict: not stable."""
+    from plan07.ab.report import _per_seed
+
+    rows = []
+    for run in range(3):
+        rows += _rows("plan07", [100] * 6, run)
+        rows += _rows("plan07-no_gate", [700 if i == run else 100 for i in range(6)], run)
+    verdicts = ablation(aggregate(rows, (0.0, 0.0)), rows=rows, price=(0.0, 0.0))
+    assert verdicts[0]["verdict"].startswith("keep"), verdicts
+    res = {"ablation": {"tasks": 6, "verdicts": verdicts},
+           "config": {"runs": 3, "price": [0.0, 0.0], "seed": 0},
+           "rows": [dict(r, strategy="ablation/" + r["strategy"]) for r in rows]}
+    (line,) = [x for x in _per_seed(res) if x.startswith("| gate")]
+    assert line == "| gate | delete | delete | delete | NO (all runs: keep) |"

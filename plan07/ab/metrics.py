@@ -198,6 +198,7 @@ def per_run_verdicts(rows: Sequence[dict[str, Any]], full: str = "plan07", *,
                      price: tuple[float, float] = DEFAULT_PRICE, seed: int = 0
                      ) -> dict[str, list[str]]:
     """mechanism -> the verdict word (keep / delete / remove) of each seeded run alone
-    (`per_run_ablation`). A verdict is stable across seeds iff every run gives the same word."""
+    (`per_run_ablation`). A verdict is stable across seeds iff every run alone gives the
+    verdict of all runs together (`ablation` on every row)."""
     return {m: [v["verdict"].split(" ", 1)[0] for v in vs]
             for m, vs in per_run_ablation(rows, full, price=price, seed=seed).items()}

@@ -106,14 +106,17 @@ def _per_seed(res: dict[str, Any]) -> list[str]:
     rows = [dict(r, strategy=r["strategy"].removeprefix(pre)) for r in res["rows"]
             if r["task_index"] < a["tasks"] and r["strategy"].startswith(pre)]
     per = per_run_ablation(rows, price=tuple(c["price"]), seed=c["seed"])
+    pooled = {v["mechanism"]: v["verdict"].split(" ", 1)[0] for v in a["verdicts"]}
     lines = ["Per seeded run alone (the same rule, the interval over that run's tasks; in "
-             "brackets the metrics that moved):", "", "| mechanism removed | " + " | ".join(
+             "brackets the metrics that moved). Stable iff every run alone gives the verdict "
+             "of all runs together:", "", "| mechanism removed | " + " | ".join(
                  f"run {k}" for k in range(c["runs"])) + " | stable across seeds |",
              "|---|" + "---|" * c["runs"] + "---|"]
     for mech, vs in per.items():
         words = {v["verdict"].split(" ", 1)[0] for v in vs}
-        lines.append(f"| {mech} | " + " | ".join(_word(v) for v in vs) + f" | "
-                     f"{'yes' if len(words) == 1 else 'NO'} |")
+        ok = words == {pooled.get(mech)}
+        lines.append(f"| {mech} | " + " | ".join(_word(v) for v in vs) + " | " +
+                     ("yes" if ok else f"NO (all runs: {pooled.get(mech)})") + " |")
     return [*lines, ""]
 
 
