@@ -12,12 +12,14 @@ from typing import Any
 
 from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
 from plan07.evidence.syntax import (
+    CHILDREN,
+    SKIP,
     Scope,
     chain_of,
+    children,
     class_signature,
     first_doc_line,
     func_signature,
-    nodes,
     simple_type,
     statements,
     type_chains,
@@ -326,11 +328,16 @@ class _Body:
                 self._bind(p.arg, simple_type(p.annotation))
         calls: list[ast.Call] = []
         holders: list[ast.AST] = []
-        # pass 1, one walk of the body: what each local name holds, and the calls and value
-        # holders for later (exact-class dispatch: this loop is most of recon's time)
-        call_cls, containers, binds = ast.Call, _CONTAINERS, _BINDS
+        # pass 1, one walk of the body (syntax.nodes, inlined: this loop is most of recon's time):
+        # what each local name holds, and the calls and value holders for later
+        call_cls, containers, binds, skip = ast.Call, _CONTAINERS, _BINDS, SKIP
+        table = CHILDREN
+        todo: list[Any] = []
+        push, pop = todo.append, todo.pop
         for st in fn.body:
-            for n in nodes(st):
+            push(st)
+            while todo:
+                n = pop()
                 cls = n.__class__
                 if cls is call_cls:  # most nodes: keep for pass 2
                     calls.append(n)
@@ -338,7 +345,17 @@ class _Body:
                     holders.append(n)
                 elif cls in binds:
                     self._binding(n, cls, holders)
-        rewrite, out, by_name = self._rewrite, self.d.calls, self.d.by_name
+                fields = table.get(cls)
+                for f in children(cls) if fields is None else fields:
+                    v = getattr(n, f)
+                    if v.__class__ is list:
+                        for x in v:
+                            if x is not None and x.__class__ not in skip:
+                                push(x)
+                    elif v is not None and v.__class__ not in skip:
+                        push(v)
+        rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
+        nameish, load = _NAMEISH, _LOAD
         for c in calls:  # pass 2: the calls, through those local types
             func = c.func
             ch = chain_of(func)
@@ -348,8 +365,15 @@ class _Body:
             elif func.__class__ is ast.Attribute and (ch is None or len(ch) > 1):
                 # `x.m()` with x of unknown type: a may-call of any in-repo `m` (resolve decides)
                 by_name.append(_call_ref(c, (func.attr,)))
-        refs = self.d.refs
-        for h in [*calls, *holders]:  # values passed along: callbacks, registries
+            # values passed along (callbacks): `_values(c)`, inlined
+            kws = c.keywords
+            args: list[Any] = [*c.args, *[k.value for k in kws]] if kws else c.args
+            for v in args:
+                kind = v.__class__
+                if (kind in nameish and v.ctx.__class__ is load
+                        and (ch := chain_of(v)) and (r := rewrite(ch)) is not None):
+                    refs.append(r)
+        for h in holders:  # values held by registries and assignments
             for v in _values(h):
                 if (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
                     refs.append(r)

@@ -109,9 +109,18 @@ def _is_none(e: ast.expr) -> bool:
 
 
 def first_doc_line(node: ast.AST) -> str:
+    """The docstring's first non-blank line, clipped: what `ast.get_docstring(node)` (cleaned)
+    gives there, without `inspect.cleandoc` over the whole text (it only removes whitespace at
+    line starts and blank lines at the ends, which the strip and clip below remove anyway)."""
     assert isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-    doc = ast.get_docstring(node, clean=True) or ""
-    return clip(doc.strip().splitlines()[0]) if doc.strip() else ""
+    body = node.body
+    if not body or body[0].__class__ is not ast.Expr:
+        return ""
+    value: Any = body[0].value  # an Expr (checked above)
+    if value.__class__ is not ast.Constant or value.value.__class__ is not str:
+        return ""
+    doc: str = value.value.strip()
+    return clip(doc.splitlines()[0]) if doc else ""
 
 
 # Nodes with no child worth visiting: skipping them is most of walk()'s speed on data-heavy files.
@@ -171,17 +180,31 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Every statement in `body`, nested blocks (functions, classes, if/try/with/match) included,
     without descending into expressions."""
     out: list[ast.stmt] = []
-    todo = list(reversed(body))
+    todo: list[Any] = list(reversed(body))
+    pop, push, add, blocks = todo.pop, todo.extend, out.append, _BLOCKS
     while todo:
-        st = todo.pop()
-        out.append(st)
-        for f in ("body", "orelse", "finalbody"):
-            todo.extend(reversed(getattr(st, f, None) or []))
-        for h in getattr(st, "handlers", None) or []:
-            todo.extend(reversed(h.body))
-        for c in getattr(st, "cases", None) or []:
-            todo.extend(reversed(c.body))
+        st = pop()
+        add(st)
+        spec = blocks.get(st.__class__)
+        if spec is None:  # a simple statement (most): no block inside
+            continue
+        fields, inner = spec
+        for f in fields:
+            push(reversed(getattr(st, f)))
+        for f in inner:  # an except handler's or a match case's body
+            for h in getattr(st, f):
+                push(reversed(h.body))
     return out
+
+
+# Statement class -> (its fields holding statements, its fields holding handlers/cases with a
+# body), for the compound statements only, in the order `statements` visits them.
+_BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    c: (tuple(f for f in ("body", "orelse", "finalbody") if f in c._fields),
+        tuple(f for f in ("handlers", "cases") if f in c._fields))
+    for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.stmt)
+    and {"body", "orelse", "finalbody", "handlers", "cases"} & set(c._fields)
+}
 
 
 def unparse(node: ast.AST) -> str:
