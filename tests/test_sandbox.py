@@ -162,16 +162,20 @@ def test_a_credential_in_the_model_url_is_not_printed(tmp_path: Path) -> None:
 
 def test_a_killed_complete_does_not_leave_its_check_running(tmp_path: Path) -> None:
     started, marker = tmp_path / "started", tmp_path / "still-running"
+    armed = tmp_path / "armed"  # the CP0 baseline runs the test unarmed: no 3 s wait there
     repo = make_repo(tmp_path, files={"tests/test_slow.py": (
         "import time, pathlib\n\n\ndef test_slow():\n"
-        f"    pathlib.Path({str(started)!r}).write_text('go')\n    time.sleep(3)\n"
+        f"    pathlib.Path({str(started)!r}).write_text('go')\n"
+        f"    time.sleep(3 if pathlib.Path({str(armed)!r}).exists() else 0)\n"
         f"    pathlib.Path({str(marker)!r}).write_text('alive')\n")})
     write_replay(tmp_path, [ob("O1", "tests/test_slow.py::test_slow", "validate", [],
                                "tests/test_slow.py::test_slow")])
     state = tmp_path / "state"
     assert plan_here(tmp_path, state, repo).returncode == 0
-    started.unlink(missing_ok=True)  # the CP0 baseline ran the test to its end (issue 11)
-    marker.unlink(missing_ok=True)
+    assert marker.exists(), "the CP0 baseline did not run the test to its end (issue 11)"
+    started.unlink()
+    marker.unlink()
+    armed.write_text("")
     assert cli("next", "--state", str(state)).returncode == 0
     proc = subprocess.Popen([*CLI, "complete", "O1", "--state", str(state)], env=cli_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
