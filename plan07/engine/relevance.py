@@ -73,6 +73,34 @@ def _consts(atom: Atom) -> list[tuple[int, set[object]]]:
     return [(i, {t.value}) for i, t in enumerate(atom.args) if isinstance(t, Const)]
 
 
+def _bound_by_compares(rule: Rule, var_vals: dict[str, Values]) -> None:
+    """`X = "c"` in the rule's body bounds X to {"c"}."""
+    for c in rule.compares():
+        if c.op == "=":
+            for x, y in ((c.left, c.right), (c.right, c.left)):
+                if isinstance(x, Var) and isinstance(y, Const):
+                    var_vals[x.name] = _meet(var_vals.get(x.name), {y.value})
+
+
+def _widen(have: Values, t: object, var_vals: dict[str, Values]) -> tuple[Values, bool]:
+    """`have` (one position's value set; None: any) with the values term `t` takes under
+    `var_vals` added, and whether it grew."""
+    if have is None:
+        return None, False
+    want: Values
+    if isinstance(t, Const):
+        want = {t.value}
+    elif isinstance(t, Var) and not t.anonymous:
+        want = var_vals.get(t.name)
+    else:
+        want = None
+    if want is None:
+        return None, True
+    if want <= have:
+        return have, False
+    return have | want, True
+
+
 def _repeats(atom: Atom) -> list[list[int]]:
     return [ps for ps in _var_positions(atom).values() if len(ps) > 1]
 
@@ -134,11 +162,7 @@ class _Analysis:
                 for p in ps:
                     var_vals[v] = _meet(var_vals.get(v), self.values.get((a.relation, p), set())
                                         if a.relation in self.derived else self.column(a, p))
-        for c in rule.compares():
-            if c.op == "=":
-                for x, y in ((c.left, c.right), (c.right, c.left)):
-                    if isinstance(x, Var) and isinstance(y, Const):
-                        var_vals[x.name] = _meet(var_vals.get(x.name), {y.value})
+        _bound_by_compares(rule, var_vals)
         if any(s is not None and not s for s in var_vals.values()):
             return None
         return var_vals
@@ -176,11 +200,7 @@ class _Analysis:
                                             bounds.get((a.relation, p), set()))
             else:
                 inputs.append(a)
-        for c in rule.compares():  # X = "c" bounds X
-            if c.op == "=":
-                for x, y in ((c.left, c.right), (c.right, c.left)):
-                    if isinstance(x, Var) and isinstance(y, Const):
-                        var_vals[x.name] = _meet(var_vals.get(x.name), {y.value})
+        _bound_by_compares(rule, var_vals)
         if any(s is not None and not s for s in var_vals.values()):
             return None
         rows = {id(a): self.matches(a) for a in inputs}
@@ -221,20 +241,9 @@ class _Analysis:
         grew = False
         for i, t in enumerate(rule.head.args):
             key = (rule.head.relation, i)
-            cur = out.get(key, set())
-            if cur is None:
-                continue
-            if isinstance(t, Const):
-                new: Values = {t.value}
-            elif isinstance(t, Var) and not t.anonymous:
-                new = var_vals.get(t.name)
-            else:
-                new = None
-            if new is None:
-                out[key] = None
-                grew = True
-            elif not new <= cur:
-                out[key] = cur | new
+            wider, more = _widen(out.get(key, set()), t, var_vals)
+            if more:
+                out[key] = wider
                 grew = True
         return grew
 
@@ -329,22 +338,8 @@ def _demanded(an: _Analysis, strata: list[list[Rule]], pruned: set[str], outputs
         cur = demand.setdefault(atom.relation, [set() for _ in atom.args])
         grew = False
         for i, t in enumerate(atom.args):
-            have = cur[i]
-            if have is None:
-                continue
-            want: Values
-            if isinstance(t, Const):
-                want = {t.value}
-            elif isinstance(t, Var) and not t.anonymous:
-                want = var_vals.get(t.name)
-            else:
-                want = None
-            if want is None:
-                cur[i] = None
-                grew = True
-            elif not want <= have:
-                cur[i] = have | want
-                grew = True
+            cur[i], more = _widen(cur[i], t, var_vals)
+            grew |= more
         return grew
 
     free: dict[int, dict[str, Values] | None] = {}  # id(rule) -> its values, no head demand
