@@ -124,6 +124,32 @@ def test_pydatalog_is_isolated_across_threads() -> None:
         assert results[i] == {(f"O{i}", f"O{i}", "ungrounded")}
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_pydatalog_leaves_the_collector_as_it_found_it_and_no_cycles(enabled: bool) -> None:
+    import gc
+
+    prog = load_program()
+    facts = {"obligation": {("O1", "modify"), ("O2", "validate")},
+             "targets": {("O1", "e"), ("O2", "e")}, "declared_dep": {("O2", "O1")},
+             "has_cause": {("O1",)}, "check_kind": {("O2", "compile")}}
+    want = evaluate(prog, facts, "pydatalog")
+    assert ("O1", "O2", "declared") in want["precedes"]
+    gc.collect()
+    was = gc.isenabled()
+    try:
+        if not enabled:
+            gc.disable()
+        got = evaluate(prog, facts, "pydatalog")
+        assert gc.isenabled() is enabled
+        assert gc.get_freeze_count() == 0  # the caller's objects are back in the collector's view
+        if enabled:  # pyDatalog's cycles were freed or collected by the evaluation itself
+            assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()
+    assert got == want
+
+
 # ---- differential: random small fact sets, every relation, all three evaluators -------------
 
 IDS = ["O1", "O2", "O3", "O4", "O9"]

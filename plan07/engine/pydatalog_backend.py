@@ -10,6 +10,7 @@ projection relation so no free variable sits inside a negation.
 
 from __future__ import annotations
 
+import gc
 import threading
 from typing import Any
 
@@ -160,7 +161,43 @@ def evaluate(program: Program, facts: Facts) -> Facts:
     each layer's rules read the lower layers' tuples as plain facts (`m7_` copies); the full model.
 
     Layering matters for speed: one load of the whole program makes pyDatalog re-derive lower
-    relations per bound subgoal (measured several times slower at 1k edges)."""
+    relations per bound subgoal (measured several times slower at 1k edges).
+
+    pyDatalog's objects hold reference cycles (a clause's literal names its predicate, whose
+    table holds the clause; its parser's bodies and queries name themselves), ~40k objects on
+    the 64 x 10k benchmark. As they pile up the cycle collector rescans every live object of
+    the process, the caller's evidence too: that was half the evaluation's time. So, when no
+    other thread runs, the collector pauses with the caller's objects set aside (`gc.freeze`);
+    at the end the predicates' tables are emptied (their cycles then free themselves) and the
+    few cycles left are collected before the caller's objects come back. The evaluation pays
+    for its own garbage, never for a rescan of the caller's heap."""
+    pause = threading.active_count() == 1 and gc.isenabled()
+    if pause:
+        gc.freeze()
+        gc.disable()
+    try:
+        return _evaluate(program, facts)
+    finally:
+        _release()
+        if pause:
+            gc.collect()
+            gc.unfreeze()
+            gc.enable()
+
+
+def _release() -> None:
+    """Empty this thread's Logic: every predicate's clauses and indexes, then a fresh Logic."""
+    from pyDatalog import Logic
+
+    logic = Logic(True)
+    for pred in [*logic.Pred_registry.values(), *logic.Db.values()]:
+        pred.db.clear()
+        pred.clauses.clear()
+        pred.index = []
+    Logic()
+
+
+def _evaluate(program: Program, facts: Facts) -> Facts:
     from pyDatalog import Logic
 
     Logic()  # a fresh, thread-local logic: no state leaks between evaluations
