@@ -31,7 +31,7 @@ def reach(evidence: Evidence, seeds: Iterable[str], hops: int = 2) -> set[str]:
         raise InputError(f"hops must be >= 0, got {hops}", field="hops")
     adj = _adjacency(evidence)
     seen = set(seeds)
-    frontier = sorted(seen)
+    frontier = set(seen)  # a set: the order of a hop's walk does not change what it reaches
     for _ in range(hops):
         nxt: set[str] = set()
         for n in frontier:
@@ -40,7 +40,7 @@ def reach(evidence: Evidence, seeds: Iterable[str], hops: int = 2) -> set[str]:
         if not nxt:
             break
         seen |= nxt
-        frontier = sorted(nxt)
+        frontier = nxt
     return seen
 
 
