@@ -333,3 +333,28 @@ def test_seed_accepts_dotted_names_and_pytest_node_ids(
     result: ReconResult, seed: str, entity: str
 ) -> None:
     assert resolve_seed(seed, {n.id: n for n in result.nodes}) == entity
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_recon_leaves_the_collector_as_found_and_makes_no_cycles(
+        tmp_path: Path, result: ReconResult, enabled: bool) -> None:
+    # recon pauses the cycle collector while it parses and resolves: sound only because what
+    # it builds holds no reference cycles (refcounting frees all of it)
+    import gc
+
+    repo = write_repo(tmp_path / "repo")
+    gc.collect()
+    was = gc.isenabled()
+    try:
+        if not enabled:
+            gc.disable()
+        got = recon(repo, workers=1)
+        assert gc.isenabled() is enabled
+        same = ({(e.src, e.dst, e.kind) for e in got.edges} == edges(result)
+                and len(got.nodes) == len(result.nodes))
+        del got
+        assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()
+    assert same

@@ -5,12 +5,14 @@ pure parse and resolve modules.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import multiprocessing
 import os
 import threading
 import tokenize
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -26,18 +28,25 @@ MAX_WORKERS = 8
 MIN_CPUS = 4
 
 
-def _parse_files(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
-    # ASTs and facts hold no reference cycles: refcounting frees them, and pausing the cycle
-    # collector saves ~10% (it would otherwise rescan every live object as nodes pile up). Only
-    # when no other thread runs, so the pause never reaches code that is not ours.
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cycle collector paused, when no other thread runs (so the pause never reaches code
+    that is not ours). ASTs, facts and the recon graph hold no reference cycles: refcounting
+    frees them, and the collector would only rescan every live object as they pile up (~10% of
+    parsing; 15-20% of build_recon on sympy, 240k edges)."""
     pause = threading.active_count() == 1 and gc.isenabled()
     if pause:
         gc.disable()
     try:
-        return _parse_each(repo, rels)
+        yield
     finally:
         if pause:
             gc.enable()
+
+
+def _parse_files(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
+    with _collector_paused():
+        return _parse_each(repo, rels)
 
 
 def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
@@ -102,6 +111,7 @@ def recon(repo: Path, *, workers: int | None = None) -> ReconResult:
     """The recon graph of the Python repository at `repo`; unreadable files become warnings.
     `workers`: parser processes (default: by size and CPU count; the result is the same)."""
     modules, warnings = read_modules(repo, workers=workers)
-    result = build_recon(modules)
+    with _collector_paused():
+        result = build_recon(modules)
     result.warnings = warnings + result.warnings
     return result
