@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _smallplan import CLI, cli, cli_env, git, make_repo, plan_here, write_replay
+from _smallplan import CLI, cli_env, cli_here, git, make_repo, plan_here, write_replay
 
 WRITE_SYSCALLS = ("write", "pwrite64", "fsync", "fdatasync", "rename", "renameat", "renameat2",
                   "unlink", "unlinkat", "mkdir", "mkdirat", "ftruncate")
@@ -71,7 +71,8 @@ def _ok(res: subprocess.CompletedProcess[str]) -> None:
 
 def prepare(root: Path, command: str) -> Scenario:
     """The state each command is killed in. Built at `work` (plan.json names the repo by its
-    absolute path), then kept as the template every point copies back to `work`."""
+    absolute path), then kept as the template every point copies back to `work`. The setup
+    commands run in this process (`cli_here`): only the killed command needs a process."""
     work = root / "work"
     if work.exists():
         shutil.rmtree(work)
@@ -80,11 +81,11 @@ def prepare(root: Path, command: str) -> Scenario:
     write_replay(work)
     state = work / "state"
     s = str(state)
-    _ok(plan_here(work, state, repo))
-    _ok(cli("next", "--state", s))
+    _ok(plan_here(work, state, repo, process=False))
+    _ok(cli_here("next", "--state", s))
     args: list[str]
     if command == "plan":
-        _ok(cli("complete", "O1", "--state", s))  # an older plan with CP0 and CP1 reached
+        _ok(cli_here("complete", "O1", "--state", s))  # an older plan with CP0 and CP1 reached
         args = ["plan", str(work / "request.md"), "--repo", str(repo), "--evidence",
                 str(work / "evidence.json"), "--llm", f"replay:{work / 'completion.json'}",
                 "--state", s]
@@ -92,15 +93,15 @@ def prepare(root: Path, command: str) -> Scenario:
         (repo / "pkg" / "core.py").write_text("def f(x):\n    return x  # edited for O1\n")
         args = ["complete", "O1", "--state", s]
     elif command == "rollback":
-        _ok(cli("complete", "O1", "--state", s))
-        _ok(cli("next", "--state", s))
+        _ok(cli_here("complete", "O1", "--state", s))
+        _ok(cli_here("next", "--state", s))
         (repo / "pkg" / "core.py").write_text("def f(x):\n    return x  # edited for O2\n")
-        _ok(cli("complete", "O2", "--state", s))
-        _ok(cli("next", "--state", s))
+        _ok(cli_here("complete", "O2", "--state", s))
+        _ok(cli_here("next", "--state", s))
         (repo / "pkg" / "core.py").write_text("def f(x):\n    return x  # in flight for O3\n")
         args = ["rollback", "--to", "CP1", "--state", s]
     elif command == "feedback":
-        _ok(cli("complete", "O1", "--state", s))
+        _ok(cli_here("complete", "O1", "--state", s))
         fb = work / "feedback.json"
         fb.write_text(json.dumps({"caused_by": "O1", "falsified_obligations": ["O3"],
                                   "note": "the test already covers it"}))

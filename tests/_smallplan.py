@@ -78,13 +78,35 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
                           env=env or cli_env(), cwd=cwd, timeout=timeout, check=False)
 
 
+def cli_here(*args: str) -> subprocess.CompletedProcess[str]:
+    """`plan07 ARGS` in this process (plan07.cli.main, its output captured): for a test's setup,
+    where the process boundary is not what the test is about. A CLI process costs ~0.5-1 s of
+    CPU to start (its imports); the tests about a real pid, environment block or kill use
+    `cli`."""
+    import contextlib
+    import io
+
+    from plan07.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(list(args))
+    return subprocess.CompletedProcess(list(args), rc, out.getvalue(), err.getvalue())
+
+
 def plan_here(root: Path, state: Path, repo: Path, *extra: str,
-              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+              env: dict[str, str] | None = None, process: bool = True
+              ) -> subprocess.CompletedProcess[str]:
+    """`plan07 plan` of the replayed decomposition: in a fresh process (`cli`), or with
+    `process=False` in this one (`cli_here`, for a setup; `env` is then not used)."""
     replay = write_replay(root) if not (root / "completion.json").exists() \
         else root / "completion.json"
-    return cli("plan", str(root / "request.md"), "--repo", str(repo), "--evidence",
-               str(empty_evidence(root)), "--llm", f"replay:{replay}", "--state", str(state),
-               *extra, env=env)
+    args = ("plan", str(root / "request.md"), "--repo", str(repo), "--evidence",
+            str(empty_evidence(root)), "--llm", f"replay:{replay}", "--state", str(state), *extra)
+    if not process:
+        assert env is None, "an in-process plan runs with this process's environment"
+        return cli_here(*args)
+    return cli(*args, env=env)
 
 
 def empty_evidence(root: Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from _faultsweep import COMMANDS, count, points, prepare, run_point, strace_works
-from _smallplan import CLI, cli, cli_env, make_repo, ob, plan_here, write_replay
+from _smallplan import CLI, cli, cli_env, cli_here, make_repo, ob, plan_here, write_replay
 
 from plan07 import state as st
 from plan07.api import Planner
@@ -77,10 +77,10 @@ def test_a_verdict_after_a_concurrent_resume_is_discarded(tmp_path: Path) -> Non
     write_replay(tmp_path, [ob("O1", "tests/test_slow.py::test_slow", "validate", [],
                                "tests/test_slow.py::test_slow")])
     state = tmp_path / "state"
-    assert plan_here(tmp_path, state, repo).returncode == 0
+    assert plan_here(tmp_path, state, repo, process=False).returncode == 0
     started.unlink(missing_ok=True)  # the CP0 baseline ran the test, unarmed (issue 11)
     Path(str(started) + ".arm").write_text("")
-    assert cli("next", "--state", str(state)).returncode == 0
+    assert cli_here("next", "--state", str(state)).returncode == 0
     proc = subprocess.Popen([*CLI, "complete", "O1", "--state", str(state)], env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -116,7 +116,7 @@ def test_complete_and_resume_racing_never_record_twice_or_stale(tmp_path: Path) 
     write_replay(tmp_path, [ob("O1", "tests/test_slow.py::test_slow", "validate", [],
                                "tests/test_slow.py::test_slow")])
     state = tmp_path / "state"
-    assert plan_here(tmp_path, state, repo).returncode == 0
+    assert plan_here(tmp_path, state, repo, process=False).returncode == 0
     for delay in (0.0, 0.4, 0.9):
         planner = Planner(state)
         if planner.artifact.nodes[0].state == "complete":
@@ -147,7 +147,7 @@ def test_no_temp_file_outlives_a_crashed_write(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     write_replay(tmp_path)
     state = tmp_path / "state"
-    assert plan_here(tmp_path, state, repo).returncode == 0
+    assert plan_here(tmp_path, state, repo, process=False).returncode == 0
     (state / f".plan.json.{os.getpid() + 100000}.tmp").write_text("torn")
     (state / "checkpoints" / st.load(state).plan_id / ".CP0.1.json.99999.tmp").write_text("x")
     assert cli("next", "--state", str(state)).returncode == 0

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from _smallplan import cli, cli_env, git, make_repo, plan_here, write_replay
+from _smallplan import cli, cli_env, cli_here, git, make_repo, plan_here, write_replay
 
 from plan07.cli import main
 
@@ -28,8 +28,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("world")
     repo = make_repo(root)
     write_replay(root)
-    assert plan_here(root, root / "state", repo).returncode == 0
-    assert cli("next", "--state", str(root / "state")).returncode == 0
+    assert plan_here(root, root / "state", repo, process=False).returncode == 0
+    assert cli_here("next", "--state", str(root / "state")).returncode == 0
     return root
 
 
@@ -172,7 +172,7 @@ def test_hostile_input_is_one_error_line_exit_2_and_nothing_written(
 def test_a_non_ascii_stamp_only_costs_the_schema_pass(world: Path, tmp_path: Path) -> None:
     shutil.copytree(world / "state", tmp_path / "s")
     (tmp_path / "s" / "plan.json.sha256").write_bytes("\xff\xfe é ✓".encode())
-    res = cli("status", "--state", str(tmp_path / "s"))
+    res = cli_here("status", "--state", str(tmp_path / "s"))
     assert res.returncode == 0, res.stderr
 
 
@@ -215,12 +215,15 @@ def endpoint() -> Iterator[Callable[[bytes, str], str]]:
 ])
 def test_a_non_json_200_from_the_model_is_one_error_line(
     body: bytes, ctype: str, endpoint: Callable[[bytes, str], str], world: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    env = cli_env({"PLAN07_LLM_BASE_URL": endpoint(body, ctype), "PLAN07_LLM_API_KEY": "k-1",
-                   "PLAN07_LLM_TIMEOUT": "5"})
-    res = cli("plan", str(world / "request.md"), "--repo", str(world / "repo"), "--evidence",
-              str(world / "evidence.json"), "--llm", "openai:m", "--state", str(tmp_path / "s"),
-              env=env, timeout=60)
+    """In-process, as the cases above (the model's endpoint is a thread of this process)."""
+    for k, v in {"PLAN07_LLM_BASE_URL": endpoint(body, ctype), "PLAN07_LLM_API_KEY": "k-1",
+                 "PLAN07_LLM_TIMEOUT": "5"}.items():
+        monkeypatch.setenv(k, v)
+    res = cli_here("plan", str(world / "request.md"), "--repo", str(world / "repo"),
+                   "--evidence", str(world / "evidence.json"), "--llm", "openai:m", "--state",
+                   str(tmp_path / "s"))
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: ")
     assert res.stderr.count("\n") == 1

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _smallplan import CLI, cli, cli_env, make_repo, ob, plan_here, write_replay
+from _smallplan import CLI, cli, cli_env, cli_here, make_repo, ob, plan_here, write_replay
 
 from plan07 import sandbox
 from plan07.validate import check_env
@@ -171,12 +171,12 @@ def test_a_killed_complete_does_not_leave_its_check_running(tmp_path: Path) -> N
     write_replay(tmp_path, [ob("O1", "tests/test_slow.py::test_slow", "validate", [],
                                "tests/test_slow.py::test_slow")])
     state = tmp_path / "state"
-    assert plan_here(tmp_path, state, repo).returncode == 0
+    assert plan_here(tmp_path, state, repo, process=False).returncode == 0
     assert marker.exists(), "the CP0 baseline did not run the test to its end (issue 11)"
     started.unlink()
     marker.unlink()
     armed.write_text("")
-    assert cli("next", "--state", str(state)).returncode == 0
+    assert cli_here("next", "--state", str(state)).returncode == 0
     proc = subprocess.Popen([*CLI, "complete", "O1", "--state", str(state)], env=cli_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

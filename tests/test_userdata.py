@@ -23,7 +23,7 @@ def planned(tmp_path: Path) -> tuple[Planner, Path]:
     repo = make_repo(tmp_path, files={".gitignore": "__pycache__/\n"})
     write_replay(tmp_path)
     state = tmp_path / "state"
-    assert plan_here(tmp_path, state, repo).returncode == 0
+    assert plan_here(tmp_path, state, repo, process=False).returncode == 0
     p = Planner(state)
     view = p.next()
     assert view is not None
@@ -89,7 +89,7 @@ def test_an_ignored_file_the_snapshot_has_is_saved_before_it_is_overwritten(
     repo = make_repo(tmp_path)
     write_replay(tmp_path)
     state_dir = tmp_path / "state"
-    assert plan_here(tmp_path, state_dir, repo).returncode == 0
+    assert plan_here(tmp_path, state_dir, repo, process=False).returncode == 0
     p = Planner(state_dir)
     (repo / "local.cfg").write_text("at CP1\n")  # untracked, not ignored: in the CP1 snapshot
     view = p.next()
