@@ -11,23 +11,32 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-
-try:
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-    from mcp.types import CallToolResult, TextContent
-except ImportError as exc:  # a venv made before the test extra carried the SDK
-    raise ImportError("tests/test_mcp.py needs the MCP SDK of the test extra: "
-                      "pip install -e '.[test,dev]'") from exc
 
 from plan07.cli import main
 from plan07.mcp_doc import tools_doc
 from plan07.testcommand import PYTEST_COMMAND
 
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
+    from mcp.types import CallToolResult
+
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "mcp.md"
+
+
+def sdk() -> Any:
+    """The MCP SDK, imported by the test that drives a server (not at collection: it costs
+    every xdist worker ~1.5 s of CPU, and one worker runs that test)."""
+    try:
+        import mcp
+        import mcp.types
+    except ImportError as exc:  # a venv made before the test extra carried the SDK
+        raise ImportError("tests/test_mcp.py needs the MCP SDK of the test extra: "
+                          "pip install -e '.[test,dev]'") from exc
+    return mcp
 
 REQUEST = """Make `pkg.core.scale` double its input.
 
@@ -79,7 +88,7 @@ def server_params(cwd: Path) -> StdioServerParameters:
     script = Path(sys.executable).with_name("plan07")
     command, args = ((str(script), ["mcp"]) if script.exists() else
                      (sys.executable, ["-c", "from plan07.cli import run; run()", "mcp"]))
-    return StdioServerParameters(command=command, args=args, cwd=str(cwd),
+    return sdk().StdioServerParameters(command=command, args=args, cwd=str(cwd),
                                  env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
 
 
@@ -88,7 +97,7 @@ def data(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is not None
     block = result.content[0]
-    assert isinstance(block, TextContent)
+    assert isinstance(block, sdk().types.TextContent)
     assert json.loads(block.text) == result.structured_content
     return result.structured_content
 
@@ -97,7 +106,7 @@ def error_text(result: CallToolResult) -> str:
     assert result.is_error
     assert result.structured_content is None
     block = result.content[0]
-    assert isinstance(block, TextContent)
+    assert isinstance(block, sdk().types.TextContent)
     assert "\n" not in block.text
     return block.text
 
@@ -162,8 +171,12 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
     (tmp_path / "request.md").write_text(REQUEST)
 
     async def scenario() -> None:
-        async with stdio_client(server_params(tmp_path)) as (read, write), \
-                ClientSession(read, write) as session:
+        mcp = sdk()
+        # the server's stderr to fd 2 (stdio_client's default is the sys.stderr of the time mcp
+        # was imported: here capsys's, which has no file descriptor)
+        params = server_params(tmp_path)
+        async with mcp.stdio_client(params, errlog=sys.__stderr__) as (read, write), \
+                mcp.ClientSession(read, write) as session:
             init = await session.initialize()
             assert init.server_info.name == "plan07"
             check_tool_schemas((await session.list_tools()).tools)
