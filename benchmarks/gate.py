@@ -7,7 +7,7 @@ each validated by the same check), and for each run, interleaved:
 - direct: `PYTHON -m pytest -q -p no:cacheprovider TEST` in the repo, as a user would;
 - gate: the step's edit (one comment line appended to a source file, so every step changes the
   tree), then `plan07 complete Oi` (a fresh process: CLI start, plan load, content fingerprint,
-  build check of the changed files, the repo's test command with its JUnit report, the verdict
+  build check of the changed files, the repo's test command with its per-test record, the verdict
   against the CP0 baseline, state write, checkpoint snapshot).
 
 The direct run sees the same edited tree. Wall and CPU (user+sys of the process and its

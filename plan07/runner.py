@@ -1,6 +1,6 @@
 """The check runner in the repository's own world (§3.5 step 1): which interpreter runs a check,
 which argv (the repo's test command), and what the run says test by test. I/O: subprocesses
-(never a shell), one JUnit XML file per run.
+(never a shell), one temporary folder per run (a JUnit file, or the outcome plugin and its record).
 
 - The interpreter (`find_python`): `plan07 plan --python PATH`, else the ecosystem's order:
   `$VIRTUAL_ENV` (unless it is plan07's own environment), `REPO/.venv`, `REPO/venv`; else plan07's
@@ -10,7 +10,9 @@ which argv (the repo's test command), and what the run says test by test. I/O: s
   variable of plan07's process (xdist workers, addopts) is dropped.
 - The test command (`TestCommand`, plan07.testcommand): `[tool.plan07] test-command` in the
   repo's pyproject.toml (or `--test-command`), an argv template; `run_tests` runs it.
-- A run's per-test outcomes come from the JUnit XML pytest writes (`parse_junit`); a run that
+- A run's per-test outcomes: for the default pytest command, the record of plan07.outcomes'
+  plugin (what a JUnit report would hold, without the XML); for a configured command with
+  `{junitxml}`, the JUnit XML it writes (`parse_junit`); both read by the same rules. A run that
   failed because the environment lacks a module, or because the repo's pytest configuration asks
   for a plugin option the interpreter lacks, is an environment problem (`environment_problem`):
   never the node's failure.
@@ -25,7 +27,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET  # noqa: S405 - parses the JUnit file our own run wrote
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,56 +234,41 @@ def run_tests(cmd: TestCommand, interp: Interpreter, repo: Path, tests: Sequence
     with tempfile.TemporaryDirectory(prefix="plan07-junit-") as tmp:
         junit = str(Path(tmp) / "junit.xml")
         argv = cmd.argv_for(interp.path, tests, junit)
-        rc, out = run_argv(argv, repo, timeout, run_env(interp, env))
-        outcomes = parse_junit(Path(junit)) if cmd.per_test else None
-    return TestRun(rc, out, outcomes, argv)
+        renv = run_env(interp, env)
+        if not cmd.is_pytest:
+            rc, out = run_argv(argv, repo, timeout, renv)
+            return TestRun(rc, out, parse_junit(Path(junit)) if cmd.per_test else None, argv)
+        from plan07 import outcomes  # the default command: no JUnit file (plan07.outcomes)
 
-
-def _nodeid(case: ET.Element) -> str:
-    """The pytest node id of a JUnit testcase (xunit1: `file`, `classname`, `name`)."""
-    name = case.get("name", "")
-    classname = case.get("classname", "")
-    file = case.get("file", "")
-    if file.endswith(".py") and not classname:  # a collection error of that file
-        return file.replace("\\", "/")
-    if file.endswith(".py"):
-        mod = file[:-3].replace("/", ".").replace("\\", ".")
-        rest = classname[len(mod):].lstrip(".") if classname.startswith(mod) else ""
-        return "::".join([file.replace("\\", "/"), *([*rest.split(".")] if rest else []), name])
-    if not classname:  # a collection error: `name` is the module path in dots
-        return name.replace(".", "/") + ".py" if name else "?"
-    parts = classname.split(".")
-    return "/".join(parts) + ".py::" + name
+        argv = outcomes.pytest_argv(argv)
+        outcomes.install(Path(tmp))
+        try:
+            rc, out = run_argv(argv, repo, timeout, outcomes.plugin_env(renv, Path(tmp)))
+            return TestRun(rc, out, outcomes.read_outcomes(Path(tmp)), argv)
+        finally:
+            outcomes.drop_bytecode(renv, Path(tmp))
 
 
 def parse_junit(path: Path) -> dict[str, Outcome] | None:
     """Per-test outcomes of a JUnit XML file (None when absent or unreadable: the run crashed
-    before writing it). failure = the test body failed; error = collection, setup or teardown."""
+    before writing it), by plan07.outcomes' rules: each testcase's first failure, error or
+    skipped tag."""
+    import xml.etree.ElementTree as ET  # noqa: S405 - parses the JUnit file our own run wrote
+
+    from plan07.outcomes import Case, outcomes_of
+
     try:
         root = ET.parse(path).getroot()  # noqa: S314 - our own run's file
     except (OSError, ET.ParseError):
         return None
-    out: dict[str, Outcome] = {}
+    cases: list[Case] = []
     for case in root.iter("testcase"):
-        nid = _nodeid(case)
-        status: Status = "passed"
-        message = ""
-        for child in case:
-            tag = child.tag
-            if tag in ("failure", "error", "skipped"):
-                status = "failed" if tag == "failure" else "error" if tag == "error" \
-                    else "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
-                message = (child.get("message") or "") + "\n" + (child.text or "")
-                break
-        prev = out.get(nid)
-        # a test reported twice (a teardown error after a pass) keeps its worse outcome
-        if prev is None or _rank(status) > _rank(prev.status):
-            out[nid] = Outcome(status, message.strip()[: MESSAGE_CHARS * 8])
-    return out
-
-
-def _rank(s: Status) -> int:
-    return {"skipped": 0, "xfailed": 0, "passed": 1, "failed": 2, "error": 3}[s]
+        tag = next((c for c in case if c.tag in ("failure", "error", "skipped")), None)
+        cases.append((case.get("file", ""), case.get("classname", ""), case.get("name", ""),
+                      None if tag is None else str(tag.tag),
+                      None if tag is None else tag.get("type"),
+                      "" if tag is None else f"{tag.get('message') or ''}\n{tag.text or ''}"))
+    return outcomes_of(cases)
 
 
 # ---------------------------------------------------------------------------------------------

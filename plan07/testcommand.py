@@ -11,7 +11,6 @@ check grammar accepts are ever substituted (§3.5). Bad configuration is one Inp
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,11 @@ from plan07.errors import InputError
 TestIds = Literal["pytest", "dotted"]
 
 # The default test command: the repo's pytest, its configuration (pytest.ini, pyproject, tox.ini,
-# setup.cfg, conftest.py) as the repo has it; only the JUnit XML report (xunit1: it names each
-# test's file), no .pytest_cache written into the repo, and running the other files when one
-# has a collection error (a pre-existing broken file must not hide every other test) are ours.
+# setup.cfg, conftest.py) as the repo has it; only the per-test report, no .pytest_cache written
+# into the repo, and running the other files when one has a collection error (a pre-existing
+# broken file must not hide every other test) are ours. Spelled with a JUnit XML report (xunit1:
+# it names each test's file), which a user's copy of it gets; plan07's own runs of it load
+# plan07.outcomes' plugin in the report's place (runner.run_tests), read by the same rules.
 PYTEST_COMMAND = ("{python}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                   "--continue-on-collection-errors", "-o", "junit_family=xunit1",
                   "--junitxml={junitxml}", "{tests}")
@@ -129,6 +130,7 @@ def load_command(repo: Path, flag: str | None = None) -> TestCommand:
     path = Path(repo) / "pyproject.toml"
     if not path.is_file():
         return TestCommand()
+    import tomllib
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
