@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from plan07 import artifact as A
-from plan07 import caps, driver, retry
+from plan07 import caps, driver
 from plan07.errors import InputError, PlanStateError
 from plan07.model import (
     Checkpoint,
@@ -26,8 +26,10 @@ from plan07.model import (
     Revision,
     Verdict,
 )
-from plan07.replan import Fragment, Replan, fragment
 from plan07.vocab import sort_ids
+
+if TYPE_CHECKING:  # a failed check's modules: a passing `complete` imports neither
+    from plan07.replan import Fragment, Replan
 
 
 def hand_out(art: PlanArtifact, *, time: str) -> PlanNode | None:
@@ -187,6 +189,8 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
              time=time)
     if merge_consumers(art, node_id, verdict, evidence, time=time):
         return Settled()
+    from plan07 import retry
+
     spent = A.bounds(art, node_id)
     # runtime-structured retry (plan07.retry): classified without a model
     d = retry.decide(retry.facts_of(art, node_id, evidence), verdict.kind, verdict.output_tail,
@@ -229,6 +233,8 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
     art.bounds[node_id] = spent.model_copy(update={**counts, "replans": attempt})
     A.record(art, node_id, "retry_plan", f"scoped replan: {d.reason}"[: caps.FIELD_MAX_CHARS],
              time=time)
+    from plan07.replan import fragment
+
     frag = fragment(art.nodes, A.obligations_of(art), node_id)
     prefix = f"{node_id.split('_')[0]}.r{A.next_rev(art)}."
     return Settled(replan=ScopedCall(frag, prefix, attempt, mark(art)))
