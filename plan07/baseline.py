@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from plan07.runner import Interpreter, Outcome, TestRun, environment_problem
+from plan07.outcomes import Outcome
+from plan07.runner import Interpreter, TestRun, environment_problem
 
 Mode = Literal["green", "suite", "red"]
 FAILING = ("failed", "error")

@@ -25,11 +25,21 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal
 
-if TYPE_CHECKING:
-    from plan07.runner import Outcome, Status
+Status = Literal["passed", "failed", "error", "skipped", "xfailed"]
+MESSAGE_CHARS = 200  # an outcome keeps 8x this of its message
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One test's outcome in a run (plan07.runner re-exports it)."""
+
+    status: Status
+    message: str = ""
+
 
 MODULE = "_plan07_outcomes"  # the plugin's module name (`-p MODULE`)
 RECORD = "outcomes.jsonl"  # beside the plugin file
@@ -282,8 +292,6 @@ _RANK = {"skipped": 0, "xfailed": 0, "passed": 1, "failed": 2, "error": 3}
 def outcomes_of(cases: Iterable[Case]) -> dict[str, Outcome]:
     """Per-test outcomes of a run's testcases. failure = the test body failed; error =
     collection, setup or teardown; a test reported twice keeps its worse outcome."""
-    from plan07.runner import MESSAGE_CHARS, Outcome
-
     out: dict[str, Outcome] = {}
     for file, classname, name, tag, type_, message in cases:
         nid = nodeid_of(file, classname, name)

@@ -33,14 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from plan07.errors import InputError
+from plan07.outcomes import Outcome
 
 if TYPE_CHECKING:
     from plan07.testcommand import TestCommand
 
 PythonSource = Literal["--python", "VIRTUAL_ENV", ".venv", "venv", "plan07"]
-Status = Literal["passed", "failed", "error", "skipped", "xfailed"]
-
-MESSAGE_CHARS = 200
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,12 +201,6 @@ def _drain(proc: subprocess.Popen[bytes], timeout: float, chunks: list[bytes]) -
             time.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
     proc.stdout.close()
     proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-
-
-@dataclass(frozen=True)
-class Outcome:
-    status: Status
-    message: str = ""
 
 
 @dataclass
