@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plan07 import artifact as A
-from plan07 import caps
+from plan07 import caps, collector
 from plan07.errors import InputError, ModelOutputError
 from plan07.model import Evidence, OrderResult, PlanArtifact
 
@@ -28,17 +28,28 @@ def build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLM
           max_retries: int, ordering: bool) -> Built:
     """The plan of `request` over `repo` (see `Planner.create` for the arguments). Raises when a
     stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations."""
+    if not repo.is_dir():
+        raise InputError("repository directory not found", field="--repo", source=str(repo))
+    if not (isinstance(max_retries, int) and 0 <= max_retries <= caps.MAX_RETRIES_CAP):
+        raise InputError(f"max_retries {max_retries!r} must be an int in "
+                         f"0..{caps.MAX_RETRIES_CAP}", field="max_retries")
+    # planning builds few reference cycles (the recon graph and the models hold none; pyDatalog
+    # collects its own): the collector would only rescan the evidence as the stages allocate
+    with collector.paused():
+        return _build(request, repo=repo, evidence=evidence, llm=llm, engine=engine,
+                      task_text=task_text, plan_id=plan_id, now=now, max_retries=max_retries,
+                      ordering=ordering)
+
+
+def _build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
+           engine: str, task_text: str | None, plan_id: str | None, now: str | None,
+           max_retries: int, ordering: bool) -> Built:
     from plan07.canonicalize import canonicalize
     from plan07.decompose import decompose
     from plan07.evidence import build_evidence, neighbourhood
     from plan07.llm import make_client
     from plan07.obliggraph import derive_order
 
-    if not repo.is_dir():
-        raise InputError("repository directory not found", field="--repo", source=str(repo))
-    if not (isinstance(max_retries, int) and 0 <= max_retries <= caps.MAX_RETRIES_CAP):
-        raise InputError(f"max_retries {max_retries!r} must be an int in "
-                         f"0..{caps.MAX_RETRIES_CAP}", field="max_retries")
     requirement = canonicalize(request, task_text)
     if evidence is None:
         evidence = build_evidence(repo, request=request)

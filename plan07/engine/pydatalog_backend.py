@@ -10,10 +10,10 @@ projection relation so no free variable sits inside a negation.
 
 from __future__ import annotations
 
-import gc
 import threading
 from typing import Any
 
+from plan07 import collector
 from plan07.engine.ir import Atom, Compare, Const, Facts, Literal, Program, Rule, Term, Tuple_, Var
 from plan07.engine.naive import ordered_body
 from plan07.engine.strata import stratify
@@ -166,23 +166,15 @@ def evaluate(program: Program, facts: Facts) -> Facts:
     pyDatalog's objects hold reference cycles (a clause's literal names its predicate, whose
     table holds the clause; its parser's bodies and queries name themselves), ~40k objects on
     the 64 x 10k benchmark. As they pile up the cycle collector rescans every live object of
-    the process, the caller's evidence too: that was half the evaluation's time. So, when no
-    other thread runs, the collector pauses with the caller's objects set aside (`gc.freeze`);
-    at the end the predicates' tables are emptied (their cycles then free themselves) and the
-    few cycles left are collected before the caller's objects come back. The evaluation pays
-    for its own garbage, never for a rescan of the caller's heap."""
-    pause = threading.active_count() == 1 and gc.isenabled()
-    if pause:
-        gc.freeze()
-        gc.disable()
-    try:
-        return _evaluate(program, facts)
-    finally:
-        _release()
-        if pause:
-            gc.collect()
-            gc.unfreeze()
-            gc.enable()
+    the process, the caller's evidence too: that was half the evaluation's time. So the
+    evaluation runs `collector.isolated()`: the predicates' tables are emptied at the end
+    (their cycles then free themselves) and the few cycles left are collected before the
+    caller's objects come back to the collector."""
+    with collector.isolated():
+        try:
+            return _evaluate(program, facts)
+        finally:
+            _release()
 
 
 def _release() -> None:
