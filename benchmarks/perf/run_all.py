@@ -43,6 +43,7 @@ def main(argv: list[str]) -> int:
         # click's import with plan07's own; sphinx's (docutils) do not
         ("plan_stages", ["--click", str(args.click), "--sympy", str(args.sympy),
                          "--cache", str(args.cache)]),
+        ("neighbourhood", [*repos, *runs]),
     ]
     args.out.mkdir(parents=True, exist_ok=True)
     results = []
