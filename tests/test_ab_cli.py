@@ -63,6 +63,29 @@ def test_ablation_tasks_above_tasks_run_the_ablation_alone(
     assert {i for _, i, s in todo if not s.startswith(runner.ABL)} == {0}
     assert {i for _, i, s in todo if s.startswith(runner.ABL)} == {0, 1, 2}
     assert "--tasks 1 " in _command(cfg, 3, None, None)
+    assert "--ablation-mechanisms" not in _command(cfg, 3, None, None)
+
+
+def test_ablation_mechanisms_runs_those_variants_beside_the_full_plan07(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from plan07.ab import runner
+
+    seen = {}
+
+    def capture(tasks: list[Any], cfg: Config, progress: Any = None) -> None:
+        seen.update(cfg=cfg)
+        raise _Captured
+
+    monkeypatch.setattr(runner, "run_ab", capture)
+    with pytest.raises(_Captured):
+        main(["ab", "--tasks", "1", "--ablation-tasks", "2", "--size", "3", "--toy-size",
+              "--ablation-mechanisms", "gate, typed_artifacts", "--out", str(tmp_path / "ab")])
+    cfg = seen["cfg"]
+    assert cfg.ablation_mechanisms == ("typed_artifacts", "gate")  # the ablation's own order
+    abl = {s for _, _, s in runner.units(cfg, 2) if s.startswith(runner.ABL)}
+    assert abl == {"ablation/plan07", "ablation/plan07-no_typed_artifacts",
+                   "ablation/plan07-no_gate"}
+    assert "--ablation-mechanisms typed_artifacts,gate" in _command(cfg, 3, None, None)
 
 
 def test_same_seed_same_numbers() -> None:
@@ -84,6 +107,7 @@ def test_same_seed_same_numbers() -> None:
     (["--p-fault", "2"], "--p-fault"),
     (["--engine", "souffle"], "unknown engine"),
     (["--tasks", "0"], "no tasks"),
+    (["--ablation-mechanisms", "gate,planning"], "--ablation-mechanisms: unknown planning"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str) -> None:

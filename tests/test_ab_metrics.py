@@ -190,3 +190,24 @@ def test_stable_across_seeds_means_every_run_gives_the_pooled_verdict() -> None:
            "rows": [dict(r, strategy="ablation/" + r["strategy"]) for r in rows]}
     (line,) = [x for x in _per_seed(res) if x.startswith("| gate")]
     assert line == "| gate | delete | delete | delete | NO (all runs: keep) |"
+
+
+def test_a_mechanisms_verdict_reads_only_its_own_and_the_full_plan07s_units() -> None:
+    """`--ablation-mechanisms` runs a subset of the variants: each mechanism's Δ, interval and
+    verdict (pooled and per seeded run) are those of the whole ablation on the same rows."""
+    from plan07.ab.metrics import per_run_ablation
+
+    rows = []
+    for run in range(3):
+        rows += _rows("plan07", [100 + 7 * i + run for i in range(8)], run)
+        rows += _rows("plan07-no_gate", [100 + (400 if i in (run, 5) else i) for i in range(8)],
+                      run)
+        rows += _rows("plan07-no_typed_artifacts", [90 + 13 * i for i in range(8)], run)
+        rows += _rows("plan07-no_ordering", [900] * 8, run)
+    some = [r for r in rows if r["strategy"] in ("plan07", "plan07-no_gate")]
+    price = (0.0, 0.0)
+    whole = {v["mechanism"]: v for v in ablation(aggregate(rows, price), rows=rows, price=price)}
+    (gate,) = ablation(aggregate(some, price), rows=some, price=price)
+    assert gate == whole["gate"]
+    assert per_run_ablation(some, price=price)["gate"] == per_run_ablation(rows,
+                                                                            price=price)["gate"]

@@ -37,6 +37,9 @@ class Config:
     faults: FaultConfig = field(default_factory=FaultConfig)
     strategies: tuple[str, ...] = ("monolithic", "static", "plan07")
     ablation_tasks: int = 0  # the first N tasks also run every ablation variant
+    # the mechanisms whose removal is run (the full plan07 always runs beside them): a subset
+    # gives exactly those mechanisms' numbers and verdicts of the whole ablation, for less
+    ablation_mechanisms: tuple[str, ...] = metrics.ABLATION_ORDER
     # the main A/B (config.strategies) runs on the first N tasks only (None: all of them); the
     # ablation may run on more (`ablation_tasks`), for its per-seed verdicts' sake
     main_tasks: int | None = None
@@ -144,8 +147,10 @@ def units(config: Config, n_tasks: int) -> list[Unit]:
     out = [(r, i, s) for r in range(config.runs) for i in range(n_main)
            for s in config.strategies]
     k = min(config.ablation_tasks, n_tasks)
+    variants = [f"plan07-no_{m}" for m in metrics.ABLATION_ORDER
+                if m in config.ablation_mechanisms]
     out += [(r, i, ABL + v) for r in range(config.runs) for i in range(k)
-            for v in ("plan07", *VARIANTS)]
+            for v in ("plan07", *variants)]
     return out
 
 

@@ -25,6 +25,19 @@ def _price(text: str) -> tuple[float, float]:
     return a, b
 
 
+def _mechanisms(text: str) -> tuple[str, ...]:
+    from plan07.ab.metrics import ABLATION_ORDER
+
+    if not text.strip():
+        return ABLATION_ORDER
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in ABLATION_ORDER]
+    if bad or not names:
+        raise InputError(f"--ablation-mechanisms: unknown {', '.join(bad) or 'none given'}; "
+                         f"use some of {', '.join(ABLATION_ORDER)}", field="--ablation-mechanisms")
+    return tuple(m for m in ABLATION_ORDER if m in names)
+
+
 def ab(
     tasks: Annotated[int, typer.Option(
         "--tasks", help="Generated tasks (3..30 obligations each).")] = 100,
@@ -44,6 +57,9 @@ def ab(
         "--ablation-tasks", help="Run the §7.5 ablation on the first N tasks; above --tasks "
                                  "(generated tasks only), the extra tasks run the ablation "
                                  "alone.")] = 0,
+    ablation_mechanisms: Annotated[str, typer.Option(
+        "--ablation-mechanisms", help="Comma-separated mechanisms the ablation removes "
+                                      "(default: all five).")] = "",
     bound: Annotated[int, typer.Option("--bound", help="Retry bound: re-runs per obligation.")] = 2,
     faults: Annotated[bool, typer.Option(
         "--faults/--no-faults", help="Seeded fault injection (scripted executor).")] = True,
@@ -102,13 +118,15 @@ def ab(
     for name, path in (("--swebench", swebench), ("--commits", commits)):
         if path is not None and not path.is_file():
             raise InputError(f"{path} is not a file", field=name)
+    mechs = _mechanisms(ablation_mechanisms)
     extra = ablation_tasks > tasks and not (examples or swebench or commits)
     cfg = Config(tasks=ablation_tasks if extra else tasks, main_tasks=tasks if extra else None,
                  runs=runs, seed=seed, executor=executor, bound=bound,
                  workers=workers, faults=FaultConfig(p_first=p_first, enabled=faults),
                  ablation_tasks=ablation_tasks, price=_price(price), examples=examples,
                  engine=engine, max_size=max_size, hidden_consumer_rate=hidden_consumer_rate,
-                 ablation_executor=ablation_executor, tokenizer=tokenizer, real_size=real_size)
+                 ablation_executor=ablation_executor, tokenizer=tokenizer, real_size=real_size,
+                 ablation_mechanisms=mechs)
     with tempfile.TemporaryDirectory(prefix="plan07-ab-snap-") as snaps:  # removed at the end
         _run(cfg, tasks, size, max_size, examples, swebench, commits, Path(snaps), out,
              as_json, _command(cfg, size, swebench, commits))
@@ -126,6 +144,11 @@ def _command(cfg: Any, size: int | None, swebench: Path | None, commits: Path | 
     command += f" --max-size {c.max_size} --engine {c.engine} --tokenizer {c.tokenizer}"
     command += "" if c.real_size else " --toy-size"
     command += f" --ablation-executor {c.ablation_executor}" if c.ablation_executor else ""
+    mechs = tuple(c.ablation_mechanisms)
+    from plan07.ab.metrics import ABLATION_ORDER
+
+    command += f" --ablation-mechanisms {','.join(mechs)}" \
+        if c.ablation_tasks and mechs and mechs != ABLATION_ORDER else ""
     command += f" --hidden-consumer-rate {c.hidden_consumer_rate:g}" \
         if c.hidden_consumer_rate else ""
     command += " --examples" if c.examples else ""
