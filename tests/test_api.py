@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +91,28 @@ def make_plan(tmp_path: Path, obligations: list[dict[str, object]] | None = None
                           llm=f"replay:{replay}", state_dir=tmp_path / "state")
 
 
+@pytest.fixture(scope="module")
+def _planned_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("planned")
+    (root / "work").mkdir()
+    make_plan(root / "work")
+    shutil.copytree(root / "work", root / "template", symlinks=True)
+    return root
+
+
+@pytest.fixture
+def planner(_planned_once: Path) -> Planner:
+    """`make_plan(tmp_path)`'s plan, made once per module (Planner.create: the decomposition, the
+    order, the CP0 baseline run) and restored whole (repo with its git refs, state dir) before
+    each test that takes it, at the path it was made at: plan.json and the checkpoint records
+    name the repo by its absolute path. A Planner holds no state of its own (it reads the state
+    dir), so it is the Planner the create returned."""
+    work = _planned_once / "work"
+    shutil.rmtree(work)
+    shutil.copytree(_planned_once / "template", work, symlinks=True)
+    return Planner(work / "state")
+
+
 @pytest.mark.parametrize(
     ("env", "expected"),
     [({}, "current"), ({"PLAN": ""}, "current"), ({"PLAN": "current"}, "current"),
@@ -121,8 +144,7 @@ def test_create_persists_the_37_artifact_with_history_and_usage(tmp_path: Path) 
     assert Planner.open(tmp_path / "state").artifact == art
 
 
-def test_next_then_complete_in_a_loop_yields_the_ladder_order(tmp_path: Path) -> None:
-    planner = make_plan(tmp_path)
+def test_next_then_complete_in_a_loop_yields_the_ladder_order(planner: Planner) -> None:
     order = planner.artifact.schedule.order
     seen = []
     while (view := planner.next()) is not None:
@@ -141,15 +163,15 @@ def test_next_then_complete_in_a_loop_yields_the_ladder_order(tmp_path: Path) ->
     assert {e["verdict"] for e in passed} == {"pass"}
 
 
-def test_edits_and_test_calls_are_bounded_and_audited(tmp_path: Path) -> None:
-    planner = make_plan(tmp_path)
+def test_edits_and_test_calls_are_bounded_and_audited(planner: Planner) -> None:
     with pytest.raises(PlanStateError, match="was not handed out"):
         planner.report_edit("O1", "pkg/core.py")
     view = planner.next()
     assert view is not None
     for i in range(5):
         planner.report_edit(view.node_id, f"pkg/m{i}.py")
-    planner.report_edit(view.node_id, tmp_path / "repo" / "pkg" / "m0.py")  # same file
+    repo = Path(planner.artifact.repo or "")
+    planner.report_edit(view.node_id, repo / "pkg" / "m0.py")  # same file
     with pytest.raises(PlanStateError, match="at most 5 files"):
         planner.report_edit(view.node_id, "pkg/m5.py")
     for _ in range(10):
@@ -212,8 +234,7 @@ def test_the_gate_reserves_a_call_per_check_and_returns_those_not_run(tmp_path: 
         planner.complete("O1_cycle")
 
 
-def test_complete_refuses_a_blocked_or_unknown_node(tmp_path: Path) -> None:
-    planner = make_plan(tmp_path)
+def test_complete_refuses_a_blocked_or_unknown_node(planner: Planner) -> None:
     with pytest.raises(PlanStateError, match="'O2' is blocked: it waits on O1"):
         planner.complete("O2")
     with pytest.raises(PlanStateError, match="no obligation 'O9'"):
@@ -274,8 +295,7 @@ else:
 """
 
 
-def test_two_concurrent_changes_both_land_in_the_audit(tmp_path: Path) -> None:
-    planner = make_plan(tmp_path)
+def test_two_concurrent_changes_both_land_in_the_audit(planner: Planner) -> None:
     assert planner.artifact.schedule.ready == ["O1", "O3"]
     assert planner.next() is not None  # O1 is handed out
     procs = [subprocess.Popen([sys.executable, "-c", CHANGE, str(planner.state_dir), what],
@@ -299,10 +319,9 @@ except PlanStateError:
 """
 
 
-def test_two_concurrent_completes_of_one_node_land_once(tmp_path: Path) -> None:
+def test_two_concurrent_completes_of_one_node_land_once(planner: Planner) -> None:
     # Two processes complete the same handed-out node at once: the lock serializes them, the
     # first passes, the second sees O1 no longer handed out; no update is lost or doubled.
-    planner = make_plan(tmp_path)
     assert planner.next() is not None  # O1 is handed out
     procs = [subprocess.Popen([sys.executable, "-c", COMPLETE_O1, str(planner.state_dir)],
                               stdout=subprocess.PIPE, text=True) for _ in range(2)]
@@ -312,8 +331,8 @@ def test_two_concurrent_completes_of_one_node_land_once(tmp_path: Path) -> None:
     assert len(passed) == 1
 
 
-def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(tmp_path: Path) -> None:
-    planner = make_plan(tmp_path)
+def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(
+        planner: Planner, tmp_path: Path) -> None:
     view = planner.next()
     assert view is not None
     for _ in range(70):  # past the 64-row audit cap: the oldest rows spill to the sidecar
@@ -325,7 +344,7 @@ def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(tmp_pat
     replay = tmp_path / "huge.json"
     replay.write_text(json.dumps({"obligations": huge}))
     with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES 32768"):
-        Planner.create(REQUEST, repo=tmp_path / "repo", evidence=Evidence(),
+        Planner.create(REQUEST, repo=Path(planner.artifact.repo or ""), evidence=Evidence(),
                        llm=f"replay:{replay}", state_dir=planner.state_dir)
     assert Planner.open(planner.state_dir).events == before
 
@@ -430,8 +449,7 @@ def test_a_checkpoint_ref_of_another_plan_is_never_overwritten(tmp_path: Path) -
     assert git(repo, "for-each-ref", "refs/plan07") == refs
 
 
-def test_complete_validates_only_the_handed_out_node(tmp_path: Path) -> None:
-    planner = make_plan(tmp_path)
+def test_complete_validates_only_the_handed_out_node(planner: Planner) -> None:
     assert planner.artifact.schedule.ready == ["O1", "O3"]
     with pytest.raises(PlanStateError, match="'O3' was not handed out .*none is active"):
         planner.complete("O3")
@@ -446,8 +464,7 @@ def test_complete_validates_only_the_handed_out_node(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("timeout", [-5.0, 0.0, float("nan"), float("inf")])
-def test_complete_refuses_a_timeout_that_is_not_positive(tmp_path: Path, timeout: float) -> None:
-    planner = make_plan(tmp_path)
+def test_complete_refuses_a_timeout_that_is_not_positive(planner: Planner, timeout: float) -> None:
     assert planner.next() is not None
     before = (planner.state_dir / "plan.json").read_bytes()
     with pytest.raises(InputError, match="timeout .* must be a number of seconds > 0"):
@@ -558,9 +575,9 @@ def test_a_plan_on_a_derived_criterion_terminates_only_once_it_is_confirmed(
 
 
 def test_a_named_test_criterion_is_settled_by_its_validation_not_by_confirmation(
-    tmp_path: Path,
+    planner: Planner,
 ) -> None:
-    planner = make_plan(tmp_path)  # REQUEST names tests/test_core.py::test_f; O4 validates it
+    # REQUEST names tests/test_core.py::test_f; O4 validates it
     drive(planner, "O1", "O2", "O3")
     assert planner.termination_blockers() == [
         "O4: not complete (state pending)",
@@ -578,13 +595,12 @@ def test_a_named_test_criterion_is_settled_by_its_validation_not_by_confirmation
 
 
 def test_library_feedback_naming_an_unknown_obligation_is_refused_before_any_write(
-    tmp_path: Path,
+    planner: Planner,
 ) -> None:
     # The library refuses what the CLI refuses: a harness calling Planner.feedback directly
     # gets the same InputError, and plan.json is untouched.
     from plan07.model import Feedback
 
-    planner = make_plan(tmp_path)
     before = (planner.state_dir / "plan.json").read_bytes()
     with pytest.raises(InputError, match=r"falsified_obligations\[0\]"):
         planner.feedback(Feedback(caused_by="O1", falsified_obligations=["O99"]))

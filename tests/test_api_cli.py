@@ -3,6 +3,8 @@ the golden plan.json of the bundled example."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -27,21 +29,36 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return rc, out, err
 
 
-@pytest.fixture
-def planned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    replay = tmp_path / "completion.json"
+@pytest.fixture(scope="module")
+def _planned_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("planned")
+    work = root / "work"
+    work.mkdir()
+    replay = work / "completion.json"
     replay.write_text(json.dumps({"obligations": OBLIGATIONS}))
-    (tmp_path / "request.md").write_text(REQUEST)
-    evidence = tmp_path / "evidence.json"
+    (work / "request.md").write_text(REQUEST)
+    evidence = work / "evidence.json"
     evidence.write_text("{}")
-    st = tmp_path / "state"
-    rc, out, err = run(capsys, "plan", str(tmp_path / "request.md"), "--repo",
-                       str(make_repo(tmp_path)), "--evidence", str(evidence),
-                       "--llm", f"replay:{replay}", "--state", str(st), "--json",
-                       "--python", sys.executable)
-    assert (rc, err) == (0, "")  # --python: no warning
-    assert json.loads(out)["plan_id"].startswith("plan-")
-    return st
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["plan", str(work / "request.md"), "--repo", str(make_repo(work)),
+                   "--evidence", str(evidence), "--llm", f"replay:{replay}", "--state",
+                   str(work / "state"), "--json", "--python", sys.executable])
+    assert (rc, err.getvalue()) == (0, "")  # --python: no warning
+    assert json.loads(out.getvalue())["plan_id"].startswith("plan-")
+    shutil.copytree(work, root / "template", symlinks=True)
+    return root
+
+
+@pytest.fixture
+def planned(_planned_once: Path) -> Path:
+    """The state dir of `plan07 plan` of OBLIGATIONS: planned once per module (the CP0 baseline
+    run and all), restored whole (repo, git refs, state) before each test that takes it, at the
+    path it was planned at (plan.json names the repo by its absolute path)."""
+    work = _planned_once / "work"
+    shutil.rmtree(work)
+    shutil.copytree(_planned_once / "template", work, symlinks=True)
+    return work / "state"
 
 
 def test_plan_then_next_in_a_loop_yields_the_ladder_order(
