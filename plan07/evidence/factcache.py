@@ -18,8 +18,9 @@ from plan07 import diskcache
 from plan07.evidence.facts import ModuleFacts
 
 KIND = "recon"
-_CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/syntax.py", "evidence/recon.py",
-         "evidence/factcache.py", "caps.py")
+_CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/body.py", "evidence/syntax.py",
+         "evidence/recon.py", "evidence/factcache.py", "caps.py")
+FORMAT = 2  # of the pickled ModuleFacts; 2: a call site (CallRef) is a plain tuple
 _code_digest: str | None = None
 
 
@@ -32,7 +33,7 @@ def key(rel: str, data: bytes) -> str:
     if _code_digest is None:
         root = Path(__file__).resolve().parent.parent
         _code_digest = diskcache.code_digest(root / f for f in _CODE)
-    h = hashlib.sha256(_code_digest.encode())
+    h = hashlib.sha256(f"{FORMAT}\0{_code_digest}".encode())
     h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
     h.update(data)
     return h.hexdigest()

@@ -12,11 +12,9 @@ from dataclasses import dataclass, field
 Chain = tuple[str, ...]  # a dotted reference: ("pkg", "auth", "load"); head "self"/"super" special
 
 
-@dataclass
-class CallRef:
-    chain: Chain
-    nargs: int  # positional arguments at the call site
-    keywords: tuple[str, ...]  # keyword names at the call site (a `**kw` counts as "**")
+# A call site: (its chain, the positional arguments there, the keyword names there, a `**kw`
+# counted as "**"). A plain tuple: sympy's parse makes ~360k of them.
+CallRef = tuple[Chain, int, tuple[str, ...]]
 
 
 @dataclass

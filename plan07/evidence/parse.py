@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from typing import Any
 
-from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
+from plan07.evidence.body import Body, call_ref, constructed, held_values
+from plan07.evidence.facts import Chain, Def, ModuleFacts
 from plan07.evidence.syntax import (
-    CHILDREN,
-    SKIP,
     Scope,
     chain_of,
-    children,
     class_signature,
     first_doc_line,
     func_signature,
+    import_statements,
     simple_type,
-    statements,
     type_chains,
     walk,
 )
@@ -34,18 +31,6 @@ DJANGO_OPS = {
     "RenameModel", "AlterModelOptions", "AddIndex", "RemoveIndex", "AddConstraint",
     "AlterUniqueTogether", "AlterIndexTogether", "AlterModelTable",
 }
-
-
-def _call_ref(call: ast.Call, chain: Chain) -> CallRef:
-    args, kws = call.args, call.keywords
-    n = len(args)
-    for a in args:
-        if a.__class__ is _STARRED:  # `f(*xs)` passes no fixed number of positionals
-            n -= 1
-    return CallRef(chain, n, tuple([k.arg or "**" for k in kws]) if kws else ())
-
-
-_STARRED = ast.Starred
 
 
 def module_name(file: str) -> tuple[str, bool]:
@@ -94,7 +79,7 @@ def parse_module(source: str, file: str) -> ModuleFacts:
 
 def _imports(tree: ast.Module, mf: ModuleFacts) -> None:
     package = mf.name if mf.is_package else mf.name.rpartition(".")[0]
-    for node in statements(tree.body):
+    for node in import_statements(tree.body):
         if isinstance(node, ast.Import):
             for a in node.names:
                 mf.imports.append(a.name)
@@ -103,7 +88,7 @@ def _imports(tree: ast.Module, mf: ModuleFacts) -> None:
                 else:
                     head = a.name.split(".")[0]
                     mf.bindings.setdefault(head, head)
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 pkg = package.split(".") if package else []
@@ -162,9 +147,9 @@ class _Walker:
         thing (a module-level singleton such as `console = Console()`)."""
         pairs: list[tuple[ast.expr, Chain | None]] = []
         if isinstance(st, ast.Assign):
-            pairs = [(t, _constructed(st.value)) for t in st.targets]
+            pairs = [(t, constructed(st.value)) for t in st.targets]
         elif isinstance(st, ast.AnnAssign):
-            pairs = [(st.target, simple_type(st.annotation) or _constructed(st.value))]
+            pairs = [(st.target, simple_type(st.annotation) or constructed(st.value))]
         elif isinstance(st, ast.AugAssign | ast.For | ast.AsyncFor):
             pairs = [(st.target, None)]
         for target, t in pairs:
@@ -190,10 +175,10 @@ class _Walker:
             for x in walk(n, _VALUE_HOLDERS):
                 if isinstance(x, ast.Call):
                     if ch := chain_of(x.func):
-                        sink.append(_call_ref(x, ch))
+                        sink.append(call_ref(x, ch))
                     elif isinstance(x.func, ast.Attribute):  # `xs[0].m()`, `(a or b).m()`
-                        by_name.append(_call_ref(x, (x.func.attr,)))
-                for v in _values(x):
+                        by_name.append(call_ref(x, (x.func.attr,)))
+                for v in held_values(x):
                     if ch := chain_of(v):
                         refs.append(ch)
 
@@ -224,18 +209,21 @@ class _Walker:
             cls is None or cls.kind == "test")
         kind = "test" if test else ("method" if method else "function")
         a = node.args
-        params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+        named = a.posonlyargs + a.args + a.kwonlyargs
+        params = [p.arg for p in named]
         d = Def(f"{prefix}{node.name}", kind, node.lineno, func_signature(node),
                 first_doc_line(node), decorators=decos, params=params,
                 defaults=len(a.defaults) + sum(x is not None for x in a.kw_defaults))
         _decorator_calls(node, d)
-        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
-            d.annotations += type_chains(p.annotation)
-        d.annotations += type_chains(node.returns)
+        for p in named + [x for x in (a.vararg, a.kwarg) if x]:
+            if p.annotation is not None:
+                d.annotations += type_chains(p.annotation)
+        if node.returns is not None:
+            d.annotations += type_chains(node.returns)
         d.returns = simple_type(node.returns)
         static = any(x[-1] == "staticmethod" for x in decos)
         self_name = params[0] if method and params and not static else None
-        _Body(d, self_name, cls).scan(node)
+        Body(d, self_name, cls).scan(node)
         self.mf.defs.append(d)
 
 
@@ -264,167 +252,11 @@ def _decorator_calls(node: ast.ClassDef | Scope, d: Def) -> None:
     for x in node.decorator_list:
         if isinstance(x, ast.Call):
             if ch := chain_of(x.func):
-                d.calls.append(_call_ref(x, ch))
-            d.refs += [ch for v in _values(x) if (ch := chain_of(v))]
+                d.calls.append(call_ref(x, ch))
+            d.refs += [ch for v in held_values(x) if (ch := chain_of(v))]
         elif ch := chain_of(x):
-            d.calls.append(CallRef(ch, 1, ()))
+            d.calls.append((ch, 1, ()))
 
 
 # Nodes that hold values: a call's arguments, a registry's entries, an assignment's right side.
 _VALUE_HOLDERS = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Assign)
-
-
-def _values(x: Any) -> list[Any]:
-    """The plain names/attributes `x` holds as values (not called there): `Thread(target=f)`,
-    `{"a": f}`, `[f, g]`, `handler = f`. Resolution keeps those naming an in-repo function."""
-    cls = x.__class__  # exact classes: ast node types are never subclassed by the parser
-    vals: list[Any]
-    if cls is ast.Call:
-        vals = x.args
-        if x.keywords:
-            vals = [*vals, *[k.value for k in x.keywords]]
-    elif cls is ast.Dict:
-        vals = x.values
-    elif cls is ast.List or cls is ast.Tuple or cls is ast.Set:
-        if cls is not ast.Set and x.ctx.__class__ is not _LOAD:
-            return []
-        vals = x.elts
-    elif cls is ast.Assign:
-        vals = [x.value]
-    else:
-        return []
-    return [v for v in vals if v.__class__ in _NAMEISH and v.ctx.__class__ is _LOAD]  # type: ignore[attr-defined]  # mypy narrows v to object here
-
-
-_NAMEISH: frozenset[type] = frozenset({ast.Name, ast.Attribute})
-_LOAD = ast.Load
-
-
-# Nodes of a function body that bind a local name (what _Body._binding reads)
-_LOOPS = frozenset({ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension})
-_DEFINES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
-_BINDS = frozenset({ast.Assign, ast.AnnAssign, ast.withitem, ast.ExceptHandler, ast.arg,
-                    ast.NamedExpr}) | _LOOPS | _DEFINES
-_CONTAINERS = frozenset({ast.Dict, ast.List, ast.Tuple, ast.Set})
-
-
-class _Body:
-    """Calls and local types inside one function body (nested functions and lambdas included:
-    their calls belong to the enclosing definition, which is the entity a reader would name)."""
-
-    def __init__(self, d: Def, self_name: str | None, cls: Def | None) -> None:
-        self.d, self.self_name, self.cls = d, self_name, cls
-        self.types: dict[str, Chain | None] = {}  # local name -> its class (None: unknown/mixed)
-
-    def _bind(self, name: str, t: Chain | None) -> None:
-        if name in self.types and self.types[name] != t:
-            t = None  # assigned two different things: not guessed
-        self.types[name] = t
-
-    def scan(self, fn: Scope) -> None:
-        a = fn.args
-        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
-            if p.arg != self.self_name:
-                self._bind(p.arg, simple_type(p.annotation))
-        calls: list[ast.Call] = []
-        holders: list[ast.AST] = []
-        # pass 1, one walk of the body (syntax.nodes, inlined: this loop is most of recon's time):
-        # what each local name holds, and the calls and value holders for later
-        call_cls, containers, binds, skip = ast.Call, _CONTAINERS, _BINDS, SKIP
-        table = CHILDREN
-        todo: list[Any] = []
-        push, pop = todo.append, todo.pop
-        for st in fn.body:
-            push(st)
-            while todo:
-                n = pop()
-                cls = n.__class__
-                if cls is call_cls:  # most nodes: keep for pass 2
-                    calls.append(n)
-                elif cls in containers:
-                    holders.append(n)
-                elif cls in binds:
-                    self._binding(n, cls, holders)
-                fields = table.get(cls)
-                for f in children(cls) if fields is None else fields:
-                    v = getattr(n, f)
-                    if v.__class__ is list:
-                        for x in v:
-                            if x is not None and x.__class__ not in skip:
-                                push(x)
-                    elif v is not None and v.__class__ not in skip:
-                        push(v)
-        rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
-        nameish, load = _NAMEISH, _LOAD
-        for c in calls:  # pass 2: the calls, through those local types
-            func = c.func
-            ch = chain_of(func)
-            r = rewrite(ch) if ch else None
-            if r is not None:
-                out.append(_call_ref(c, r))
-            elif func.__class__ is ast.Attribute and (ch is None or len(ch) > 1):
-                # `x.m()` with x of unknown type: a may-call of any in-repo `m` (resolve decides)
-                by_name.append(_call_ref(c, (func.attr,)))
-            # values passed along (callbacks): `_values(c)`, inlined
-            kws = c.keywords
-            args: list[Any] = [*c.args, *[k.value for k in kws]] if kws else c.args
-            for v in args:
-                kind = v.__class__
-                if (kind in nameish and v.ctx.__class__ is load
-                        and (ch := chain_of(v)) and (r := rewrite(ch)) is not None):
-                    refs.append(r)
-        for h in holders:  # values held by registries and assignments
-            for v in _values(h):
-                if (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
-                    refs.append(r)
-
-    def _binding(self, n: Any, cls: type, holders: list[ast.AST]) -> None:
-        if cls is ast.Assign:
-            holders.append(n)
-            t = _constructed(n.value)
-            for tgt in n.targets:
-                self._target(tgt, t)
-        elif cls is ast.AnnAssign:
-            self._target(n.target, simple_type(n.annotation) or _constructed(n.value))
-        elif cls in _LOOPS:
-            self._target(n.target, None)
-        elif cls is ast.withitem:
-            if n.optional_vars is not None:
-                self._target(n.optional_vars, None)
-        elif cls in _DEFINES:
-            self._bind(n.name, None)
-        elif cls is ast.ExceptHandler:
-            if n.name:
-                self._bind(n.name, None)
-        elif cls is ast.arg:  # a nested function's or lambda's parameter
-            self._bind(n.arg, None)
-        elif cls is ast.NamedExpr:
-            self._target(n.target, _constructed(n.value))
-
-    def _target(self, tgt: ast.expr, t: Chain | None) -> None:
-        if isinstance(tgt, ast.Name):
-            self._bind(tgt.id, t)
-        elif isinstance(tgt, ast.Tuple | ast.List):
-            for e in tgt.elts:
-                self._target(e, None)
-        elif isinstance(tgt, ast.Starred):
-            self._target(tgt.value, None)
-        elif (isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name)
-              and tgt.value.id == self.self_name and self.cls is not None and t is not None):
-            self.cls.attr_types.setdefault(tgt.attr, t)  # self.x = T(...) in a method
-
-    def _rewrite(self, ch: Chain) -> Chain | None:
-        head = ch[0]
-        if head == self.self_name and self.cls is not None:
-            return ("self", *ch[1:])
-        if head in self.types:
-            t = self.types[head]
-            return None if t is None or len(ch) == 1 else (*t, *ch[1:])
-        return ch
-
-
-def _constructed(value: ast.expr | None) -> Chain | None:
-    """`T(...)` -> T (resolve keeps it only if T is a class); anything else -> None."""
-    if isinstance(value, ast.Call):
-        return chain_of(value.func)
-    return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import cast
 
 from plan07.caps import ENTITY_MAX_CHARS
@@ -58,7 +59,8 @@ class _Index:
         self._busy: set[str] = set()
         self._by_name: dict[str, list[str]] | None = None
         self._may_call: dict[str, list[str]] = {}  # by_name's answer per name (it is pure)
-        self._resolved: dict[tuple[str, str | None, Chain], str | None] = {}
+        self._resolved: dict[tuple[str, str | None], dict[Chain, str | None]] = {}
+        self._unknown: dict[tuple[str, str | None, Chain], bool] = {}
         modules = list(modules)
         names = {m.name for m in modules}
         for m in modules:
@@ -200,16 +202,24 @@ class _Index:
         q = self.qualify(m, chain, cls)
         return self.canon(q) if q else None
 
+    def lookups(self, m: ModuleFacts, cls: str | None) -> dict[Chain, str | None]:
+        """`resolve`'s answers in module `m`, class `cls`, remembered: for build_recon's own
+        (outermost) lookups once the kinds are classified, where the same reference asked again
+        gets the same answer (every lookup it makes is itself remembered); most references in a
+        module repeat (sympy: 82%)."""
+        key = (m.name, cls)
+        known = self._resolved.get(key)
+        if known is None:
+            known = self._resolved[key] = {}
+        return known
+
     def resolved(self, m: ModuleFacts, chain: Chain, cls: str | None) -> str | None:
-        """`resolve`, remembered: for build_recon's own (outermost) lookups once the kinds are
-        classified, where the same reference asked again gets the same answer (every lookup it
-        makes is itself remembered); most references in a module repeat (sympy: 82%)."""
-        key = (m.name, cls, chain)
-        try:
-            return self._resolved[key]
-        except KeyError:
-            dst = self._resolved[key] = self.resolve(m, chain, cls)
-            return dst
+        """`resolve`, remembered in `lookups`."""
+        known = self.lookups(m, cls)
+        dst = known.get(chain, _ASK)
+        if dst is _ASK:
+            dst = known[chain] = self.resolve(m, chain, cls)
+        return dst
 
     def unknown_receiver(self, m: ModuleFacts, chain: Chain, cls: str | None) -> bool:
         """Whether an unresolved call `chain` is a method call on a receiver whose type is not
@@ -233,6 +243,14 @@ class _Index:
                        for c in [self.canon(".".join([base, *chain[1:i]]))
                                  for i in range(1, len(chain))] if c)
         return True  # an untyped module-level variable or an undefined name
+
+    def unknown(self, m: ModuleFacts, chain: Chain, cls: str | None) -> bool:
+        """`unknown_receiver`, remembered (as `lookups`, for build_recon's own lookups)."""
+        key = (m.name, cls, chain)
+        hit = self._unknown.get(key)
+        if hit is None:
+            hit = self._unknown[key] = self.unknown_receiver(m, chain, cls)
+        return hit
 
     def by_name(self, name: str) -> list[str]:
         """The in-repo methods named `name` a by-name call may reach; [] when ambiguous."""
@@ -277,8 +295,10 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
         if dst is not None and dst != src:
             edges.add((src, dst, kind))
 
+    rows: list[tuple[str, str, str, int, str | None]] = []  # the nodes: id, kind, file, line,
+    kinds = ix.kind  # signature
     for name, m in ix.modules.items():
-        out.nodes.append(_node(name, m.kind, m.file, 1, None))
+        rows.append((name, m.kind, m.file, 1, None))
         if m.doc:
             out.docs[name] = m.doc
         for imp in m.imports:
@@ -292,48 +312,53 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
         for model in _migration_targets(ix, m):
             add(name, model, "writes")
     for eid, (m, d) in ix.defs.items():
-        kind = ix.kind[eid]
+        kind = kinds[eid]
         fields = kind in ("schema", "config") and d.field_signature
-        sig = d.field_signature if fields else d.signature
-        out.nodes.append(_node(eid, kind, m.file, d.line, sig or None))
+        rows.append((eid, kind, m.file, d.line, (d.field_signature if fields else d.signature)
+                     or None))
         if d.doc:
             out.docs[eid] = d.doc
         parent = eid.rpartition(".")[0]
+        owner = parent if kinds.get(parent) in CLASSLIKE else None  # ix.owner_class(eid)
         if parent == f"{m.name}.__init__":  # renamed beside a same-named module (above)
             parent = m.name
         add(parent, eid, "defines")
-        cls = eid if kind in CLASSLIKE else ix.owner_class(eid)
-        if kind in CLASSLIKE:
+        classlike = kind in CLASSLIKE
+        if classlike:
             for b in ix.bases(eid):
                 add(eid, b, "inherits")
-        owner = ix.owner_class(eid)
-        for c in d.annotations:
-            t = ix.resolved(m, c, owner)
-            if t is not None and ix.kind[t] in CLASSLIKE and ix.kind[t] != "test":
-                add(eid, t, "uses_type")
-        _calls(ix, out, edges, eid, m, cls, d.calls, test=kind == "test", by_name=d.by_name,
-               refs=d.refs)
+        if d.annotations:
+            known = ix.lookups(m, owner)
+            for c in d.annotations:
+                t = known.get(c, _ASK)
+                if t is _ASK:
+                    t = known[c] = ix.resolve(m, c, owner)
+                if t is not None and kinds[t] in CLASSLIKE and kinds[t] != "test":
+                    add(eid, t, "uses_type")
+        _calls(ix, out, edges, eid, m, eid if classlike else owner, d.calls, test=kind == "test",
+               by_name=d.by_name, refs=d.refs)
         _arity(ix, out, eid, d)
-    out.nodes.sort(key=lambda n: n.id)
+    rows.sort(key=itemgetter(0))  # by id (stable, as sorting the nodes by id was)
+    out.nodes = [ReconNode(id=i, kind=cast(NodeKind, k), file=f, line=ln, signature=sig)
+                 for i, k, f, ln, sig in rows]
     out.edges = [ReconEdge(src=s, dst=t, kind=cast(EdgeKind, k)) for s, t, k in sorted(edges)]
     return out
-
-
-def _node(eid: str, kind: str, file: str, line: int, signature: str | None) -> ReconNode:
-    return ReconNode(id=eid, kind=cast(NodeKind, kind), file=file, line=line, signature=signature)
 
 
 def _calls(ix: _Index, out: ReconResult, edges: set[tuple[str, str, str]], src: str,
            m: ModuleFacts, cls: str | None, calls: list[CallRef], *, test: bool,
            by_name: Sequence[CallRef] = (), refs: Sequence[Chain] = ()) -> None:
     resolved: set[str] = set()
-    guesses: list[CallRef] = list(by_name)
-    kind, resolve, passed = ix.kind, ix.resolved, out.passed
-    for c in calls:
-        dst = resolve(m, c.chain, cls)
+    # (method name, arguments passed) of each may-call by name; `_passes` is the arguments
+    guesses = [(chain[-1], _passes(nargs, kws)) for chain, nargs, kws in by_name]
+    kind, passed, known = ix.kind, out.passed, ix.lookups(m, cls)
+    for chain, nargs, kws in calls:
+        dst = known.get(chain, _ASK)
+        if dst is _ASK:
+            dst = known[chain] = ix.resolve(m, chain, cls)
         if dst is None:
-            if ix.unknown_receiver(m, c.chain, cls):
-                guesses.append(CallRef((c.chain[-1],), c.nargs, c.keywords))
+            if ix.unknown(m, chain, cls):
+                guesses.append((chain[-1], _passes(nargs, kws)))
             continue
         k = kind[dst]
         if k == "module" or k == "migration":
@@ -343,25 +368,34 @@ def _calls(ix: _Index, out: ReconResult, edges: set[tuple[str, str, str]], src: 
             edges.add((src, dst, "calls"))
             if test and k != "test":
                 edges.add((src, dst, "tests"))  # a test exercises what it calls (§3.2)
-        _passed(passed, (src, dst), c)
+        n = 10_000 if "**" in kws else nargs + len(kws)  # `_passes`, inlined
+        key = (src, dst)
+        old = passed.get(key)
+        if old is None or n < old:  # the fewest arguments the caller passes the callee
+            passed[key] = n
     inside = src + "."
-    for c in guesses:  # may-calls by name (lower confidence in impact), never beside a resolved one
-        for dst in ix.by_name(c.chain[-1]):
+    for name, n in guesses:  # may-calls by name (lower confidence in impact), never beside a
+        for dst in ix.by_name(name):  # resolved one
             if dst not in resolved and not dst.startswith(inside) and dst != src:
                 edges.add((src, dst, "by_name"))
-                _passed(passed, (src, dst), c)
+                key = (src, dst)
+                old = passed.get(key)
+                if old is None or n < old:
+                    passed[key] = n
     for ch in refs:  # a function passed as a value: a reference (callback, registry, handler)
-        dst = resolve(m, ch, cls)
+        dst = known.get(ch, _ASK)
+        if dst is _ASK:
+            dst = known[ch] = ix.resolve(m, ch, cls)
         if dst is not None and dst != src and kind[dst] in CALLABLE_KINDS:
             edges.add((src, dst, "references"))
 
 
-def _passed(passed: dict[tuple[str, str], int], key: tuple[str, str], c: CallRef) -> None:
-    """The fewest arguments `key`'s caller passes its callee (a `**kw` call: any number)."""
-    n = 10_000 if "**" in c.keywords else c.nargs + len(c.keywords)
-    old = passed.get(key)
-    if old is None or n < old:
-        passed[key] = n
+_ASK = "?"  # not yet looked up (no entity id is "?": ids are dotted Python names)
+
+
+def _passes(nargs: int, keywords: tuple[str, ...]) -> int:
+    """The arguments a call passes (a `**kw` call: any number, 10,000)."""
+    return 10_000 if "**" in keywords else nargs + len(keywords)
 
 
 def _arity(ix: _Index, out: ReconResult, eid: str, d: Def) -> None:

@@ -56,15 +56,28 @@ def type_chains(ann: ast.expr | None) -> list[Chain]:
     `Literal[...]`, which are data)."""
     if ann is None:
         return []
-    if isinstance(ann, ast.Name | ast.Attribute):
-        c = chain_of(ann)
+    a: Any = ann  # read by exact class, as chain_of
+    cls = a.__class__
+    if cls is _NAME:
+        return [(a.id,)]
+    if cls is _ATTRIBUTE:
+        c = chain_of(a)
         if c is not None:
             return [c]
-    if isinstance(ann, ast.Constant):
-        return _string_annotation(ann.value, type_chains) or []
-    if isinstance(ann, ast.Subscript) and (c := chain_of(ann.value)) and c[-1] == "Literal":
+    elif cls is ast.Constant:
+        return _string_annotation(a.value, type_chains) or []
+    elif cls is ast.Subscript and (c := chain_of(a.value)) and c[-1] == "Literal":
         return [c]
-    return [c for child in ast.iter_child_nodes(ann) for c in type_chains(child)]  # type: ignore[arg-type]
+    out: list[Chain] = []  # ast.iter_child_nodes' order (what children() leaves out holds none)
+    for f in CHILDREN.get(cls) or children(cls):
+        v = getattr(a, f)
+        if v.__class__ is list:
+            for x in v:
+                if x is not None:
+                    out += type_chains(x)
+        elif v is not None:
+            out += type_chains(v)
+    return out
 
 
 def _string_annotation(value: object, then: Callable[[ast.expr], T]) -> T | None:
@@ -197,6 +210,29 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+def import_statements(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    """The imports among `statements(body)`, in its order: each block is filtered down to its
+    imports and compound statements first (a simple statement adds nothing else to the walk, so
+    dropping it keeps the order of the rest), and only the imports are kept."""
+    out: list[Any] = []
+    keep, imports, blocks = _IMPORT_WALK, _IMPORTS, _BLOCKS
+    todo: list[Any] = [s for s in reversed(body) if s.__class__ in keep]
+    pop, push, add = todo.pop, todo.extend, out.append
+    while todo:
+        st = pop()
+        cls = st.__class__
+        if cls in imports:
+            add(st)
+            continue
+        fields, inner = blocks[cls]
+        for f in fields:
+            push([s for s in reversed(getattr(st, f)) if s.__class__ in keep])
+        for f in inner:
+            for h in getattr(st, f):
+                push([s for s in reversed(h.body) if s.__class__ in keep])
+    return out
+
+
 # Statement class -> (its fields holding statements, its fields holding handlers/cases with a
 # body), for the compound statements only, in the order `statements` visits them.
 _BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -206,6 +242,8 @@ _BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
     and {"body", "orelse", "finalbody", "handlers", "cases"} & set(c._fields)
 }
 
+_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+_IMPORT_WALK = _IMPORTS | frozenset(_BLOCKS)
 
 def unparse(node: ast.AST) -> str:
     """`ast.unparse(node)`, the same text, without its visitor for the shapes most annotations,

@@ -1,0 +1,220 @@
+"""The calls, values and local types of one function body, read from its `ast` in one walk (the
+inner loop of recon's parse). Pure: used by plan07.evidence.parse.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from plan07.evidence.facts import CallRef, Chain, Def
+from plan07.evidence.syntax import SKIP, Scope, chain_of, children, simple_type
+
+
+def call_ref(call: ast.Call, chain: Chain) -> CallRef:
+    args, kws = call.args, call.keywords
+    n = len(args)
+    for a in args:
+        if a.__class__ is _STARRED:  # `f(*xs)` passes no fixed number of positionals
+            n -= 1
+    return chain, n, tuple([k.arg or "**" for k in kws]) if kws else ()
+
+
+_STARRED = ast.Starred
+
+
+def held_values(x: Any) -> list[Any]:
+    """The plain names/attributes `x` holds as values (not called there): `Thread(target=f)`,
+    `{"a": f}`, `[f, g]`, `handler = f`. Resolution keeps those naming an in-repo function."""
+    cls = x.__class__  # exact classes: ast node types are never subclassed by the parser
+    vals: list[Any]
+    if cls is ast.Call:
+        vals = x.args
+        if x.keywords:
+            vals = [*vals, *[k.value for k in x.keywords]]
+    elif cls is ast.Dict:
+        vals = x.values
+    elif cls is ast.List or cls is ast.Tuple or cls is ast.Set:
+        if cls is not ast.Set and x.ctx.__class__ is not _LOAD:
+            return []
+        vals = x.elts
+    elif cls is ast.Assign:
+        vals = [x.value]
+    else:
+        return []
+    return [v for v in vals if v.__class__ in _NAMEISH and v.ctx.__class__ is _LOAD]  # type: ignore[attr-defined]  # mypy narrows v to object here
+
+
+_NAMEISH: frozenset[type] = frozenset({ast.Name, ast.Attribute})
+_LOAD = ast.Load
+
+
+# Nodes of a function body that bind a local name (what _Body._binding reads)
+_LOOPS = frozenset({ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension})
+_DEFINES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_BINDS = frozenset({ast.Assign, ast.AnnAssign, ast.withitem, ast.ExceptHandler, ast.arg,
+                    ast.NamedExpr}) | _LOOPS | _DEFINES
+_CONTAINERS = frozenset({ast.Dict, ast.List, ast.Tuple, ast.Set})
+_HOLDER, _BINDER = "holder", "binder"
+# Every node class -> (what _Body.scan does with it, the fields it reads: syntax.children)
+_PLAN: dict[type, tuple[str | None, tuple[str, ...]]] = {
+    c: (_HOLDER if c in _CONTAINERS else _BINDER if c in _BINDS else None, children(c))
+    for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)
+}
+
+
+class Body:
+    """Calls and local types inside one function body (nested functions and lambdas included:
+    their calls belong to the enclosing definition, which is the entity a reader would name)."""
+
+    def __init__(self, d: Def, self_name: str | None, cls: Def | None) -> None:
+        self.d, self.self_name, self.cls = d, self_name, cls
+        self.types: dict[str, Chain | None] = {}  # local name -> its class (None: unknown/mixed)
+
+    def _bind(self, name: str, t: Chain | None) -> None:
+        if name in self.types and self.types[name] != t:
+            t = None  # assigned two different things: not guessed
+        self.types[name] = t
+
+    def scan(self, fn: Scope) -> None:
+        a = fn.args
+        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+            if p.arg != self.self_name:
+                self._bind(p.arg, simple_type(p.annotation))
+        calls: list[Any] = []  # ast.Call, read by exact class (mypy cannot narrow on it)
+        holders: list[ast.AST] = []
+        # pass 1, one walk of the body (syntax.nodes, inlined: this loop is most of recon's time):
+        # what each local name holds, and the calls and value holders for later. The visiting
+        # order is syntax.nodes' (a node's fields pushed in order, popped last first); an
+        # attribute chain is skipped down to its base (`a.b.c` holds only what `a` holds) and a
+        # keyword down to its value, where they would have been visited.
+        call_cls, attribute, skip, plan = ast.Call, ast.Attribute, SKIP, _PLAN
+        todo: list[Any] = []
+        push, pop = todo.append, todo.pop
+        for st in fn.body:
+            push(st)
+            while todo:
+                n = pop()
+                cls = n.__class__
+                if cls is attribute:
+                    n = n.value
+                    cls = n.__class__
+                    while cls is attribute:
+                        n = n.value
+                        cls = n.__class__
+                    if cls in skip:
+                        continue
+                if cls is call_cls:  # most nodes: keep for pass 2; func, args, keywords
+                    calls.append(n)
+                    v = n.func
+                    if v.__class__ not in skip:
+                        push(v)
+                    for v in n.args:
+                        if v.__class__ not in skip:
+                            push(v)
+                    for k in n.keywords:
+                        v = k.value
+                        if v.__class__ not in skip:
+                            push(v)
+                    continue
+                tag, fields = plan[cls]
+                if tag is _HOLDER:
+                    holders.append(n)
+                elif tag is _BINDER:
+                    self._binding(n, cls, holders)
+                for f in fields:
+                    v = getattr(n, f)
+                    if v.__class__ is list:
+                        for x in v:
+                            if x is not None and x.__class__ not in skip:
+                                push(x)
+                    elif v is not None and v.__class__ not in skip:
+                        push(v)
+        # pass 2: the calls, through those local types (call_ref, held_values and, for a plain
+        # name, chain_of and _rewrite inlined)
+        rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
+        name_cls, load, starred = ast.Name, _LOAD, _STARRED
+        types = self.types
+        me = self.self_name if self.cls is not None else None  # `self.x` rewritten to ("self", x)
+        for c in calls:
+            func = c.func
+            ch = (func.id,) if func.__class__ is name_cls else chain_of(func)
+            r = rewrite(ch) if ch else None
+            args, kws = c.args, c.keywords
+            # `x.m()` with x of unknown type: a may-call of any in-repo `m` (resolve decides)
+            if r is not None or (func.__class__ is attribute and (ch is None or len(ch) > 1)):
+                n = len(args)
+                for v in args:
+                    if v.__class__ is starred:  # `f(*xs)` passes no fixed number of positionals
+                        n -= 1
+                ref = (r if r is not None else (func.attr,), n,
+                       tuple([k.arg or "**" for k in kws]) if kws else ())
+                (out if r is not None else by_name).append(ref)
+            # values passed along (callbacks): plain names and attributes, as held_values
+            for v in [*args, *[k.value for k in kws]] if kws else args:
+                kind = v.__class__
+                if kind is name_cls:
+                    if v.ctx.__class__ is load:
+                        head = v.id
+                        if head == me:
+                            refs.append(("self",))
+                        elif head not in types:
+                            refs.append((head,))
+                elif (kind is attribute and v.ctx.__class__ is load
+                      and (ch := chain_of(v)) and (r := rewrite(ch)) is not None):
+                    refs.append(r)
+        for h in holders:  # values held by registries and assignments
+            for v in held_values(h):
+                if (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
+                    refs.append(r)
+
+    def _binding(self, n: Any, cls: type, holders: list[ast.AST]) -> None:
+        if cls is ast.Assign:
+            holders.append(n)
+            t = constructed(n.value)
+            for tgt in n.targets:
+                self._target(tgt, t)
+        elif cls is ast.AnnAssign:
+            self._target(n.target, simple_type(n.annotation) or constructed(n.value))
+        elif cls in _LOOPS:
+            self._target(n.target, None)
+        elif cls is ast.withitem:
+            if n.optional_vars is not None:
+                self._target(n.optional_vars, None)
+        elif cls in _DEFINES:
+            self._bind(n.name, None)
+        elif cls is ast.ExceptHandler:
+            if n.name:
+                self._bind(n.name, None)
+        elif cls is ast.arg:  # a nested function's or lambda's parameter
+            self._bind(n.arg, None)
+        elif cls is ast.NamedExpr:
+            self._target(n.target, constructed(n.value))
+
+    def _target(self, tgt: ast.expr, t: Chain | None) -> None:
+        if isinstance(tgt, ast.Name):
+            self._bind(tgt.id, t)
+        elif isinstance(tgt, ast.Tuple | ast.List):
+            for e in tgt.elts:
+                self._target(e, None)
+        elif isinstance(tgt, ast.Starred):
+            self._target(tgt.value, None)
+        elif (isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name)
+              and tgt.value.id == self.self_name and self.cls is not None and t is not None):
+            self.cls.attr_types.setdefault(tgt.attr, t)  # self.x = T(...) in a method
+
+    def _rewrite(self, ch: Chain) -> Chain | None:
+        head = ch[0]
+        if head == self.self_name and self.cls is not None:
+            return ("self", *ch[1:])
+        if head in self.types:
+            t = self.types[head]
+            return None if t is None or len(ch) == 1 else (*t, *ch[1:])
+        return ch
+
+
+def constructed(value: ast.expr | None) -> Chain | None:
+    """`T(...)` -> T (resolve keeps it only if T is a class); anything else -> None."""
+    if isinstance(value, ast.Call):
+        return chain_of(value.func)
+    return None
