@@ -12,7 +12,8 @@ For each checkout (CPU time, median of `--runs` interleaved runs, one process, n
   warm   = the same with a facts cache (a temporary `PLAN07_CACHE_DIR`) that already holds every
            file (a second plan of the same checkout, or of another commit for the files it
            shares): read, hash, unpickle the facts, resolve. The graphs must be equal.
-Also printed: files, lines, nodes, edges, and the parse / walk / resolve split of one run.
+Also printed: files, lines, nodes, edges, and the read+parse+walk / resolve split of one run
+(resolve with the collector paused, as recon runs it; "the rest" is the cold median minus both).
 Purity: the parsed modules' facts are pickled, `build_recon` runs three times on them, and the
 results and the facts' pickles must be equal.
 """
@@ -124,13 +125,18 @@ def main(argv: list[str]) -> int:
             c0 = time.process_time()
             modules, _ = read_modules(repo, workers=1)
             c1 = time.process_time()
-            build_recon(modules)
+            gc.disable()  # as recon() runs it: under the parse's collector pause
+            try:
+                build_recon(modules)
+            finally:
+                gc.enable()
             c2 = time.process_time()
             pure, calls = purity(repo)
         same = warm_graph == cold_graph
         print(f"{name}: {len(files)} files, {lines} lines, {len(res.nodes)} nodes, "
               f"{len(res.edges)} edges; CPU s (median of {args.runs}): floor {t['floor']:.2f}, "
-              f"cold {t['cold']:.2f} (read+parse+walk {c1 - c0:.2f}, resolve {c2 - c1:.2f}), "
+              f"cold {t['cold']:.2f} (read+parse+walk {c1 - c0:.2f}, resolve {c2 - c1:.2f}, "
+              f"the rest {t['cold'] - (c2 - c0):.2f}), "
               f"warm {t['warm']:.2f}, warm graph == cold graph: {same}; build_recon x3 leaves "
               f"its input as it was: {pure} (calls stored {calls})")
         common.result(f"recon ({name})", "recon, no facts cache / read + ast.parse",

@@ -76,11 +76,16 @@ class Body:
             t = None  # assigned two different things: not guessed
         self.types[name] = t
 
-    def scan(self, fn: Scope) -> None:
-        a = fn.args
-        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+    def scan(self, fn: Scope, params: list[ast.arg]) -> None:
+        """`params`: every parameter of `fn` (positional-only, positional, keyword-only, `*`,
+        `**`: the order of ast.arguments' fields)."""
+        types = self.types
+        for p in params:
             if p.arg != self.self_name:
-                self._bind(p.arg, simple_type(p.annotation))
+                t = None if p.annotation is None else simple_type(p.annotation)
+                if p.arg in types and types[p.arg] != t:  # `_bind`, inlined
+                    t = None
+                types[p.arg] = t
         calls: list[Any] = []  # ast.Call, read by exact class (mypy cannot narrow on it)
         holders: list[ast.AST] = []
         # pass 1, one walk of the body (syntax.nodes, inlined: this loop is most of recon's time):
@@ -134,7 +139,6 @@ class Body:
         # name, chain_of and _rewrite inlined)
         rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
         name_cls, load, starred = ast.Name, _LOAD, _STARRED
-        types = self.types
         me = self.self_name if self.cls is not None else None  # `self.x` rewritten to ("self", x)
         for c in calls:
             func = c.func

@@ -215,7 +215,8 @@ class _Walker:
                 first_doc_line(node), decorators=decos, params=params,
                 defaults=len(a.defaults) + sum(x is not None for x in a.kw_defaults))
         _decorator_calls(node, d)
-        for p in named + [x for x in (a.vararg, a.kwarg) if x]:
+        every = named + [x for x in (a.vararg, a.kwarg) if x]
+        for p in every:
             if p.annotation is not None:
                 d.annotations += type_chains(p.annotation)
         if node.returns is not None:
@@ -223,7 +224,7 @@ class _Walker:
         d.returns = simple_type(node.returns)
         static = any(x[-1] == "staticmethod" for x in decos)
         self_name = params[0] if method and params and not static else None
-        Body(d, self_name, cls).scan(node)
+        Body(d, self_name, cls).scan(node, every)
         self.mf.defs.append(d)
 
 

@@ -211,25 +211,24 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def import_statements(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
-    """The imports among `statements(body)`, in its order: each block is filtered down to its
-    imports and compound statements first (a simple statement adds nothing else to the walk, so
-    dropping it keeps the order of the rest), and only the imports are kept."""
+    """The imports among `statements(body)`, in its order (the walk below is that one)."""
     out: list[Any] = []
-    keep, imports, blocks = _IMPORT_WALK, _IMPORTS, _BLOCKS
-    todo: list[Any] = [s for s in reversed(body) if s.__class__ in keep]
-    pop, push, add = todo.pop, todo.extend, out.append
+    todo: list[Any] = list(reversed(body))
+    pop, push, add, blocks, imports = todo.pop, todo.extend, out.append, _BLOCKS, _IMPORTS
     while todo:
         st = pop()
         cls = st.__class__
-        if cls in imports:
-            add(st)
+        spec = blocks.get(cls)
+        if spec is None:  # a simple statement (most): no block inside
+            if cls in imports:
+                add(st)
             continue
-        fields, inner = blocks[cls]
+        fields, inner = spec
         for f in fields:
-            push([s for s in reversed(getattr(st, f)) if s.__class__ in keep])
-        for f in inner:
+            push(reversed(getattr(st, f)))
+        for f in inner:  # an except handler's or a match case's body
             for h in getattr(st, f):
-                push([s for s in reversed(h.body) if s.__class__ in keep])
+                push(reversed(h.body))
     return out
 
 
@@ -243,7 +242,6 @@ _BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 _IMPORTS = frozenset({ast.Import, ast.ImportFrom})
-_IMPORT_WALK = _IMPORTS | frozenset(_BLOCKS)
 
 def unparse(node: ast.AST) -> str:
     """`ast.unparse(node)`, the same text, without its visitor for the shapes most annotations,
@@ -314,27 +312,28 @@ def func_signature(node: Scope) -> str:
 
 def render_args(a: ast.arguments) -> str:
     """PEP 8 spacing (`x: int = 1`), which `ast.unparse` does not give annotated defaults."""
-
-    def one(p: ast.arg, default: ast.expr | None, star: str = "") -> str:
-        text = star + p.arg + (f": {unparse(p.annotation)}" if p.annotation else "")
-        if default is not None:
-            text += f" = {unparse(default)}" if p.annotation else f"={unparse(default)}"
-        return text
-
     positional = a.posonlyargs + a.args
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
     defaults += a.defaults
-    out = [one(p, d) for p, d in zip(positional, defaults, strict=True)]
+    out = [_one(p, d) for p, d in zip(positional, defaults, strict=True)]
     if a.posonlyargs:
         out.insert(len(a.posonlyargs), "/")
     if a.vararg:
-        out.append(one(a.vararg, None, "*"))
+        out.append(_one(a.vararg, None, "*"))
     elif a.kwonlyargs:
         out.append("*")
-    out += [one(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+    if a.kwonlyargs:
+        out += [_one(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
     if a.kwarg:
-        out.append(one(a.kwarg, None, "**"))
+        out.append(_one(a.kwarg, None, "**"))
     return ", ".join(out)
+
+
+def _one(p: ast.arg, default: ast.expr | None, star: str = "") -> str:
+    if p.annotation is None:
+        return star + p.arg if default is None else f"{star}{p.arg}={unparse(default)}"
+    text = f"{star}{p.arg}: {unparse(p.annotation)}"
+    return text if default is None else f"{text} = {unparse(default)}"
 
 
 def class_signature(node: ast.ClassDef, *, fields: bool) -> str:
