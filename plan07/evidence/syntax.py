@@ -189,29 +189,10 @@ def walk(node: ast.AST, keep: type[ast.AST] | tuple[type[ast.AST], ...]) -> list
     return [n for n in nodes(node) if isinstance(n, keep)]
 
 
-def statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Every statement in `body`, nested blocks (functions, classes, if/try/with/match) included,
-    without descending into expressions."""
-    out: list[ast.stmt] = []
-    todo: list[Any] = list(reversed(body))
-    pop, push, add, blocks = todo.pop, todo.extend, out.append, _BLOCKS
-    while todo:
-        st = pop()
-        add(st)
-        spec = blocks.get(st.__class__)
-        if spec is None:  # a simple statement (most): no block inside
-            continue
-        fields, inner = spec
-        for f in fields:
-            push(reversed(getattr(st, f)))
-        for f in inner:  # an except handler's or a match case's body
-            for h in getattr(st, f):
-                push(reversed(h.body))
-    return out
-
-
 def import_statements(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
-    """The imports among `statements(body)`, in its order (the walk below is that one)."""
+    """The imports in `body` and every block nested in it (functions, classes, if/try/with/
+    match), without descending into expressions: a statement before the blocks inside it, a
+    compound statement's blocks last first (handlers/cases, finalbody, orelse, body)."""
     out: list[Any] = []
     todo: list[Any] = list(reversed(body))
     pop, push, add, blocks, imports = todo.pop, todo.extend, out.append, _BLOCKS, _IMPORTS
@@ -233,7 +214,7 @@ def import_statements(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]
 
 
 # Statement class -> (its fields holding statements, its fields holding handlers/cases with a
-# body), for the compound statements only, in the order `statements` visits them.
+# body), for the compound statements only, in the order `import_statements` visits them.
 _BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
     c: (tuple(f for f in ("body", "orelse", "finalbody") if f in c._fields),
         tuple(f for f in ("handlers", "cases") if f in c._fields))
