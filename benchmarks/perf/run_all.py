@@ -37,6 +37,7 @@ def main(argv: list[str]) -> int:
         ("facts", [*repos, "--runs", "1" if args.quick else "3"]),
         ("rules_parse", ["--runs", "9" if args.quick else "15"]),
         ("recon", [*repos, "--runs", "1" if args.quick else "3"]),
+        ("recon_bound", [*repos, "--runs", "1" if args.quick else "3"]),
         ("cold_start", ["--sympy", str(args.sympy), "--cache", str(args.cache),
                         "--runs", "9" if args.quick else "15"]),
         # plan_stages runs the CP0 baseline, which needs the repo's dependencies: sympy's and
