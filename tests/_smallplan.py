@@ -62,7 +62,10 @@ def write_replay(root: Path, obligations: list[dict[str, object]] | None = None)
 
 
 def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAN07_")}
+    """This process's environment without plan07's settings (a model URL, a state dir, ...), but
+    with its cache folder: the session's private one (conftest), never the user's ~/.cache."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PLAN07_") or k == "PLAN07_CACHE_DIR"}
     env.update({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
                 **(extra or {})})
     return env

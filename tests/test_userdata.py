@@ -7,10 +7,11 @@ user's index), and the user's HEAD, branch, index and stash are left as they wer
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from _smallplan import cli, git, make_repo, plan_here, write_replay
+from _smallplan import cli, cli_env, git, make_repo, plan_here, write_replay
 
 from plan07 import state
 from plan07.api import Planner
@@ -130,3 +131,22 @@ def test_feedback_cannot_falsify_a_complete_obligation(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="O1 are complete"):
         p.feedback(Feedback(caused_by="O1", falsified_obligations=["O1"]))
     assert (p.state_dir / "plan.json").read_bytes() == before
+
+
+def test_a_cli_process_of_the_tests_uses_the_sessions_cache_never_the_users(
+        tmp_path: Path) -> None:
+    """The CLI processes tests start (`_smallplan.cli_env`) keep the session's private
+    PLAN07_CACHE_DIR (conftest): none reads or writes the user's ~/.cache/plan07."""
+    session = Path(os.environ["PLAN07_CACHE_DIR"])
+    home = tmp_path / "home"
+    env = cli_env({"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
+    assert env["PLAN07_CACHE_DIR"] == str(session)
+    obligations = tmp_path / "O.json"
+    obligations.write_text(json.dumps([{
+        "id": "O1", "target_entity": "pkg.core.f", "obligation": "modify",
+        "caused_by": "requirement", "dependencies": [], "evidence": "", "status": "ready",
+        "validation": "compile"}]))
+    res = cli("order", "--obligations", str(obligations), env=env)
+    assert res.returncode == 0, res.stderr
+    assert not (home / ".cache").exists(), sorted(home.rglob("*"))
+    assert list((session / "rules").iterdir())  # the parsed rules: read or written there
