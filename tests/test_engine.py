@@ -150,6 +150,50 @@ def test_pydatalog_leaves_the_collector_as_it_found_it_and_no_cycles(enabled: bo
     assert got == want
 
 
+def test_pydatalog_rules_loaded_once_evaluate_as_a_fresh_load(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """pyDatalog's clauses of a program are loaded once per program and thread and kept without
+    facts: an evaluation after a cache hit equals one on a fresh load, no fact of an earlier
+    evaluation reaches a later one, an error mid-way drops the entry, and a changed rule file
+    is another program (a miss)."""
+    from plan07.engine import pydatalog_backend as pb
+
+    prog = load_program()
+    one = {"obligation": {("O1", "modify"), ("O2", "validate")},
+           "targets": {("O1", "e"), ("O2", "e")}, "declared_dep": {("O2", "O1")},
+           "has_cause": {("O1",)}, "check_kind": {("O2", "compile")}}
+    two = {"obligation": {("O7", "modify")}, "targets": {("O7", "f")}}
+
+    def fresh(facts: dict) -> dict:  # type: ignore[type-arg]
+        pb._local.__dict__.pop("rules", None)
+        return evaluate(prog, facts, "pydatalog")
+
+    want_one, want_two = fresh(one), fresh(two)
+    assert ("O1", "O2", "declared") in want_one["precedes"]
+    assert want_two["violation"] == {("O7", "O7", "ungrounded")}
+    assert want_one == evaluate(prog, one, "clingo")
+    cached = pb._local.rules
+    assert len(cached) == 1
+    for facts, want in ((one, want_one), (two, want_two), (one, want_one), (two, want_two)):
+        assert evaluate(prog, facts, "pydatalog") == want  # hits: nothing carried over
+    assert pb._local.rules is cached
+    assert len(cached) == 1
+
+    entry = next(iter(cached.values()))
+    with pytest.raises(TypeError):  # a fact that is not a tuple: the evaluation fails mid-way
+        evaluate(prog, {**two, "targets": {("O7", "f"), 5}}, "pydatalog")  # type: ignore[arg-type]
+    assert entry not in cached.values()  # never reused with what it may still hold
+    assert evaluate(prog, two, "pydatalog") == want_two
+
+    rules = tmp_path / "small.dl"
+    rules.write_text(SMALL)
+    facts = {"a": {("1",), ("2",)}, "b": {("3",)}}
+    assert evaluate(load_program(rules), facts, "pydatalog")["good"] == {("1",), ("2",)}
+    rules.write_text(SMALL.replace("good(X) :- a(X), !b(X).", 'good(X) :- a(X), X != "1".'))
+    changed = evaluate(load_program(rules), facts, "pydatalog")
+    assert changed["good"] == {("2",)}
+    assert changed == evaluate(load_program(rules), facts, "clingo")
+
+
 # ---- differential: random small fact sets, every relation, all three evaluators -------------
 
 IDS = ["O1", "O2", "O3", "O4", "O9"]

@@ -82,6 +82,36 @@ def create(tmp_path: Path, *, use_git: bool = True, client: ScriptedClient | Non
     return p, repo, client
 
 
+@pytest.fixture(scope="module")
+def _created_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any]]:
+    root = tmp_path_factory.mktemp("example-planned")
+    (root / "work").mkdir()
+    _, _, client = create(root / "work")
+    shutil.copytree(root / "work", root / "template", symlinks=True)
+    return root, list(client.calls)
+
+
+@pytest.fixture
+def created(_created_once: tuple[Path, list[Any]]) -> Any:
+    """`create(tmp_path, client=...)` with the default builtin first call, made once per module
+    (the decomposition, the order, the CP0 baseline run) and restored whole (repo with its git
+    refs, state dir) at the path it was made at before each test that takes it (plan.json and
+    the checkpoint records name the repo by its absolute path). The client given (a fresh
+    ScriptedClient by default) gets the create's call in its `calls`, as if it had made it, so
+    it answers every later call with its scoped reply and counts calls as `create` would."""
+    root, calls = _created_once
+
+    def restore(client: Scripted | None = None) -> tuple[Planner, Path, Scripted]:
+        work = root / "work"
+        shutil.rmtree(work)
+        shutil.copytree(root / "template", work, symlinks=True)
+        client = client or ScriptedClient()
+        assert not client.calls
+        client.calls.extend(calls)
+        return Planner(work / "state", client), work / "repo", client
+    return restore
+
+
 def node_lines(state: Path) -> dict[str, str]:
     """Each node's line of plan.json, verbatim (one list item per line, plan07.state.dumps)."""
     out = {}
@@ -134,8 +164,8 @@ def apply_correct_edits(repo: Path) -> None:
 
 
 def test_broken_edit_fails_replan_touches_only_dependents_then_plan_completes(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    p, repo, client = create(tmp_path)
+        created: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    p, repo, client = created()
     first = p.artifact.schedule.order[0]
     target = drive_until(p, is_config_change)
     assert next(n for n in p.artifact.nodes if n.id == first).state == "complete"  # pass advanced
@@ -227,8 +257,8 @@ def test_shell_metacharacters_in_a_planned_validation_are_never_executed(tmp_pat
     assert any("unverifiable" in b for b in termination_blockers(art))
 
 
-def test_rollback_restores_files_and_plan_state(tmp_path: Path) -> None:
-    p, repo, _ = create(tmp_path)
+def test_rollback_restores_files_and_plan_state(created: Any) -> None:
+    p, repo, _ = created()
     head = (git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"))
     v = p.next()
     assert v is not None
@@ -307,8 +337,8 @@ KILLER = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("when", ["between_steps", "mid_edit"])
-def test_resume_after_sigkill_continues_at_the_right_node(tmp_path: Path, when: str) -> None:
-    p, repo, _ = create(tmp_path)
+def test_resume_after_sigkill_continues_at_the_right_node(created: Any, when: str) -> None:
+    p, repo, _ = created()
     order = p.artifact.schedule.order
     cfg_before = (repo / "sessions" / "config.py").read_text()
     proc = subprocess.run([sys.executable, "-c", KILLER, str(p.state_dir), str(repo), when],
@@ -329,8 +359,8 @@ def test_resume_after_sigkill_continues_at_the_right_node(tmp_path: Path, when: 
     assert art.audit[-2].event == "resumed"
 
 
-def test_feedback_adds_the_unforeseen_consumer_and_rewalks_locally(tmp_path: Path) -> None:
-    p, _, _ = create(tmp_path)
+def test_feedback_adds_the_unforeseen_consumer_and_rewalks_locally(created: Any) -> None:
+    p, _, _ = created()
     art = p.artifact
     changer = next(n.id for n in art.nodes
                    if n.obligation == "modify" and n.target_entity == CONFIG)
@@ -353,8 +383,9 @@ def test_feedback_adds_the_unforeseen_consumer_and_rewalks_locally(tmp_path: Pat
     assert p.feedback(fb) == []  # the plan already accounts for it
 
 
-def test_feedback_cli_and_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    p, _, _ = create(tmp_path)
+def test_feedback_cli_and_bad_file(created: Any, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    p, _, _ = created()
     victim = p.artifact.nodes[-1].id
     saved = (p.state_dir / "plan.json").read_text()
     bad = tmp_path / "bad.json"
@@ -383,9 +414,9 @@ def test_feedback_cli_and_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture
                                  "status": "ready", "validation": "compile"}]}),
 ])
 def test_unusable_scoped_replan_keeps_the_plan_and_reoffers_the_node(
-        tmp_path: Path, scoped: str) -> None:
+        created: Any, scoped: str) -> None:
     client = ScriptedClient(scoped="")
-    p, repo, _ = create(tmp_path, client=client)
+    p, repo, _ = created(client)
     target = drive_until(p, is_config_change)
     upstream = next(n.id for n in p.artifact.nodes if n.state == "complete")
     client.scoped = scoped.replace("{u}", upstream)

@@ -1,5 +1,6 @@
-"""The pyDatalog backend (the default): IR -> pyDatalog clauses in a fresh Logic() -> the model.
-I/O-free but stateful inside pyDatalog's thread-local Logic; each call starts a fresh one.
+"""The pyDatalog backend (the default): IR -> pyDatalog clauses in a Logic() -> the model.
+I/O-free but stateful inside pyDatalog's thread-local Logic: a program's clauses are loaded once
+per thread and kept without facts; each call asserts its facts and retracts them all at the end.
 
 Handles the measured pyDatalog 0.22.4 quirks (design.md "The rules"): bodies are emitted
 positive atoms first, then comparisons, then negations; every relation is declared (assert and
@@ -157,60 +158,114 @@ def _assert_all(name: str, arity: int, tuples: set[Tuple_]) -> None:
 
 
 def evaluate(program: Program, facts: Facts) -> Facts:
-    """Evaluate in one fresh pyDatalog Logic (isolated per call and per thread), layer by layer:
-    each layer's rules read the lower layers' tuples as plain facts (`m7_` copies); the full model.
+    """Evaluate in a pyDatalog Logic of this thread, layer by layer: each layer's rules read the
+    lower layers' tuples as plain facts (`m7_` copies); the full model.
 
     Layering matters for speed: one load of the whole program makes pyDatalog re-derive lower
     relations per bound subgoal (measured several times slower at 1k edges).
+
+    The rules are loaded once per program and thread (`_rules_logic`: pyDatalog turns each
+    layer's clause text into clauses, about half of a small evaluation) and kept without facts;
+    an evaluation asserts its facts into a copy of that Logic and retracts every fact at the
+    end, so the next evaluation starts from the rules alone, as a fresh Logic would
+    (tests/test_engine.py compares a cached evaluation with a fresh one).
 
     pyDatalog's objects hold reference cycles (a clause's literal names its predicate, whose
     table holds the clause; its parser's bodies and queries name themselves), ~40k objects on
     the 64 x 10k benchmark. As they pile up the cycle collector rescans every live object of
     the process, the caller's evidence too: that was half the evaluation's time. So the
-    evaluation runs `collector.isolated()`: the predicates' tables are emptied at the end
-    (their cycles then free themselves) and the few cycles left are collected before the
-    caller's objects come back to the collector."""
+    evaluation runs `collector.isolated()`: the facts are retracted at the end (their cycles
+    then free themselves) and the few cycles left are collected before the caller's objects
+    come back to the collector."""
     with collector.isolated():
+        return _evaluate(program, facts)
+
+
+class _Rules:
+    """A program's layers as pyDatalog text and the Logic holding their clauses (no facts)."""
+
+    def __init__(self, program: Program) -> None:
+        from pyDatalog import Logic
+
+        self.arities = program.arities()
+        self.derived = {r.head.relation for r in program.rules if not r.is_fact}
+        self.constants = [(r.head.relation,
+                           tuple(t.value for t in r.head.args))  # type: ignore[union-attr]
+                          for r in program.rules if r.is_fact]
+        self.layers: list[list[str]] = []
+        done: set[str] = set()
+        Logic()  # a fresh, thread-local logic
         try:
-            return _evaluate(program, facts)
+            for layer in layers(program):
+                _load(translate(layer, done))
+                heads = sorted({r.head.relation for r in layer})
+                self.layers.append(heads)
+                done |= {h for h in heads if h in self.derived}
+            self.logic = Logic(True)
         finally:
-            _release()
+            Logic()
 
 
-def _release() -> None:
-    """Empty this thread's Logic: every predicate's clauses and indexes, then a fresh Logic."""
-    from pyDatalog import Logic
+_MAX_PROGRAMS = 8  # per thread: the rule file, and a few more in tests and harness loops
+_local = threading.local()
+
+
+def _rules_logic(program: Program) -> _Rules:
+    """The rules of `program` loaded in a Logic of this thread: once per program (keyed by its
+    rules and declarations, which are all a load reads) and thread."""
+    key = (tuple(program.rules), tuple(sorted(program.decls.items())))
+    cache: dict[Any, _Rules] = _local.__dict__.setdefault("rules", {})
+    entry = cache.pop(key, None)
+    if entry is None:
+        entry = _Rules(program)
+        while len(cache) >= _MAX_PROGRAMS:
+            cache.pop(next(iter(cache)))
+    cache[key] = entry  # the most recently used last
+    return entry
+
+
+def _forget(program: Program) -> None:
+    key = (tuple(program.rules), tuple(sorted(program.decls.items())))
+    _local.__dict__.get("rules", {}).pop(key, None)
+
+
+def _retract_facts() -> None:
+    """Every fact of this thread's Logic retracted (the rules stay), then a fresh Logic."""
+    from pyDatalog import Logic, pyEngine
 
     logic = Logic(True)
-    for pred in [*logic.Pred_registry.values(), *logic.Db.values()]:
-        pred.db.clear()
-        pred.clauses.clear()
-        pred.index = []
+    for pred in list(logic.Pred_registry.values()):
+        fact_clauses = [c for c in pred.db.values() if not c.body]
+        for c in fact_clauses:
+            pyEngine.retract(c)
     Logic()
 
 
 def _evaluate(program: Program, facts: Facts) -> Facts:
     from pyDatalog import Logic
 
-    Logic()  # a fresh, thread-local logic: no state leaks between evaluations
-    arities = program.arities()
-    derived = {r.head.relation for r in program.rules if not r.is_fact}
+    rules = _rules_logic(program)
+    arities = rules.arities
     model: Facts = {rel: set(facts.get(rel, ())) for rel in arities}
-    for r in program.rules:
-        if r.is_fact:
-            model[r.head.relation].add(tuple(t.value for t in r.head.args))  # type: ignore[union-attr]
-    for rel in sorted(arities):
-        _assert_all(rel_name(rel), arities[rel], model[rel])
-    done: set[str] = set()
-    for layer in layers(program):
-        _load(translate(layer, done))
-        heads = sorted({r.head.relation for r in layer})
-        for rel in heads:
-            q = f"{rel_name(rel)}({', '.join(f'Q{i}' for i in range(arities[rel]))})"
-            ans = _ask(q)
-            model[rel] |= {tuple(a) for a in ans.answers} if ans is not None else set()
-        for rel in heads:
-            if rel in derived:
-                _assert_all(done_name(rel), arities[rel], model[rel])
-                done.add(rel)
+    for rel, t in rules.constants:
+        model[rel].add(t)
+    Logic(rules.logic)  # this thread's logic: the rules' clauses, no fact yet
+    clean = False
+    try:
+        for rel in sorted(arities):
+            _assert_all(rel_name(rel), arities[rel], model[rel])
+        for heads in rules.layers:
+            for rel in heads:
+                q = f"{rel_name(rel)}({', '.join(f'Q{i}' for i in range(arities[rel]))})"
+                ans = _ask(q)
+                model[rel] |= {tuple(a) for a in ans.answers} if ans is not None else set()
+            for rel in heads:
+                if rel in rules.derived:
+                    _assert_all(done_name(rel), arities[rel], model[rel])
+        _retract_facts()
+        clean = True
+    finally:
+        if not clean:  # an error mid-way: this program's Logic may hold facts; never reuse it
+            _forget(program)
+            Logic()
     return model
