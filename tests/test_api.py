@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,6 +114,43 @@ def planner(_planned_once: Path) -> Planner:
     return Planner(work / "state")
 
 
+@pytest.fixture(scope="module")
+def _broken_driven_once() -> dict[int, tuple[Path, Any]]:
+    return {}  # max_retries -> (its folder, the create's model call)
+
+
+@pytest.fixture
+def broken_driven(_broken_driven_once: dict[int, tuple[Path, Any]],
+                  tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """`broken_driven(client, max_retries)`: the plan of OBLIGATIONS over a repo whose test fails
+    (`make_repo(broken_test=True)`), created with a scripted client and `max_retries`, and
+    driven through O1, O2 and O3 (each passed), so O4's failing check is next. Made once per
+    module and bound (Planner.create: the decomposition, the order, the CP0 baseline run; three
+    checks), then restored whole (repo with its git refs, state dir) at the path it was made at
+    before each test that takes it. `client` (a ScriptedClient whose first reply is OBLIGATIONS)
+    gets the create's call in its `calls`, as if it had made it."""
+
+    def restore(client: ScriptedClient, max_retries: int = caps.MAX_RETRIES_PER_NODE
+                ) -> Planner:
+        if max_retries not in _broken_driven_once:
+            root = tmp_path_factory.mktemp(f"broken-{max_retries}")
+            made = Scripted(OBLIGATIONS, "unused: the template makes no scoped call")
+            planner = Planner.create(REQUEST, repo=make_repo(root / "work", broken_test=True),
+                                     evidence=Evidence(), llm=made,
+                                     state_dir=root / "work" / "state", max_retries=max_retries)
+            drive(planner, "O1", "O2", "O3")
+            assert len(made.calls) == 1
+            shutil.copytree(root / "work", root / "template", symlinks=True)
+            _broken_driven_once[max_retries] = (root, made.calls[0])
+        root, call = _broken_driven_once[max_retries]
+        shutil.rmtree(root / "work")
+        shutil.copytree(root / "template", root / "work", symlinks=True)
+        assert not client.calls
+        client.calls.append(call)
+        return Planner(root / "work" / "state", client)
+    return restore
+
+
 @pytest.mark.parametrize(
     ("env", "expected"),
     [({}, "current"), ({"PLAN": ""}, "current"), ({"PLAN": "current"}, "current"),
@@ -184,10 +222,9 @@ def test_edits_and_test_calls_are_bounded_and_audited(planner: Planner) -> None:
     assert planner.artifact.bounds[view.node_id].test_calls == 10
 
 
-def test_the_gate_check_counts_against_max_test_calls(tmp_path: Path) -> None:
+def test_the_gate_check_counts_against_max_test_calls(broken_driven: Any) -> None:
     # §3.4 bounds: 10 test calls per obligation, the validation gate's included.
-    planner = make_plan(tmp_path, broken_test=True)
-    drive(planner, "O1", "O2", "O3")
+    planner = broken_driven(Scripted(OBLIGATIONS, SAME_FRAGMENT))  # make_plan + drive O1..O3
     assert planner.artifact.bounds == {}  # a passed node leaves the bounds
     view = planner.next()
     assert view is not None
@@ -243,9 +280,8 @@ def test_complete_refuses_a_blocked_or_unknown_node(planner: Planner) -> None:
         planner.complete("O5")
 
 
-def test_a_failed_validation_is_a_verdict_recorded_in_the_audit(tmp_path: Path) -> None:
-    planner = make_plan(tmp_path, broken_test=True)
-    drive(planner, "O1", "O2", "O3")
+def test_a_failed_validation_is_a_verdict_recorded_in_the_audit(broken_driven: Any) -> None:
+    planner = broken_driven(Scripted(OBLIGATIONS, SAME_FRAGMENT))  # make_plan + drive O1..O3
     assert planner.next() is not None
     verdict = planner.complete("O4")
     assert not verdict.passed
@@ -485,17 +521,16 @@ SAME_FRAGMENT = json.dumps({"obligations": [OBLIGATIONS[3]]})  # O4 again, same 
 @pytest.mark.parametrize("scoped", [SAME_FRAGMENT, "not JSON at all"])
 @pytest.mark.parametrize("max_retries", [3, 2])
 def test_a_failing_node_is_retried_within_its_bound_and_replanned_only_on_a_repeat(
-    tmp_path: Path, scoped: str, max_retries: int,
+    broken_driven: Any, scoped: str, max_retries: int,
 ) -> None:
     # runtime-structured retry (plan07.retry): the same failure every time. Failure 1: local
     # (no model call); failure 2, the same signature after K = 1 local retry: ONE scoped call
     # (accepted or a fallback, it counts); failure 3: local again; past max_retries: stop --
     # the stuck node is not handed out again and no model call is ever made for it.
     client = Scripted(OBLIGATIONS, scoped)
-    planner = Planner.create(REQUEST, repo=make_repo(tmp_path, broken_test=True),
-                             evidence=Evidence(), llm=client, state_dir=tmp_path / "state",
-                             max_retries=max_retries)
-    drive(planner, "O1", "O2", "O3")
+    # Planner.create(REQUEST, repo=make_repo(tmp_path, broken_test=True), llm=client,
+    # max_retries=max_retries), then drive O1, O2, O3
+    planner = broken_driven(client, max_retries)
     calls, events_seen = [], []
     while (view := planner.next()) is not None and len(calls) < 10:
         assert view.node_id == "O4"
@@ -527,12 +562,10 @@ def test_max_retries_is_refused_out_of_range(tmp_path: Path) -> None:
     assert not (tmp_path / "s").exists()
 
 
-def test_a_fresh_fragment_inherits_the_replan_count(tmp_path: Path) -> None:
+def test_a_fresh_fragment_inherits_the_replan_count(broken_driven: Any) -> None:
     fresh = json.dumps({"obligations": [{**OBLIGATIONS[3], "id": "O4.r2.1"}]})
     client = Scripted(OBLIGATIONS, fresh)
-    planner = Planner.create(REQUEST, repo=make_repo(tmp_path, broken_test=True),
-                             evidence=Evidence(), llm=client, state_dir=tmp_path / "state")
-    drive(planner, "O1", "O2", "O3")
+    planner = broken_driven(client)  # Planner.create(llm=client), then drive O1, O2, O3
     assert planner.next() is not None
     assert not planner.complete("O4").passed  # local retry first
     assert planner.next() is not None
