@@ -164,8 +164,9 @@ def test_a_killed_complete_does_not_leave_its_check_running(tmp_path: Path) -> N
     started, marker = tmp_path / "started", tmp_path / "still-running"
     armed = tmp_path / "armed"  # the CP0 baseline runs the test unarmed: no 3 s wait there
     repo = make_repo(tmp_path, files={"tests/test_slow.py": (
-        "import time, pathlib\n\n\ndef test_slow():\n"
-        f"    pathlib.Path({str(started)!r}).write_text('go')\n"
+        "import os, time, pathlib\n\n\ndef test_slow():\n"
+        f"    pathlib.Path({str(started)!r} + '.tmp').write_text(str(os.getpid()))\n"
+        f"    os.replace({str(started)!r} + '.tmp', {str(started)!r})\n"
         f"    time.sleep(3 if pathlib.Path({str(armed)!r}).exists() else 0)\n"
         f"    pathlib.Path({str(marker)!r}).write_text('alive')\n")})
     write_replay(tmp_path, [ob("O1", "tests/test_slow.py::test_slow", "validate", [],
@@ -183,10 +184,25 @@ def test_a_killed_complete_does_not_leave_its_check_running(tmp_path: Path) -> N
     while time.monotonic() < deadline and not started.exists():
         time.sleep(0.05)
     assert started.exists(), "the check never started"
+    check = int(started.read_text())  # the check's own pid (written whole, then renamed)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    time.sleep(6)
+    # wait for the check to be gone, not a fixed time: a check that outlived plan07 would
+    # write the marker after its 3 s and end, or still run at the deadline
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _running(check):
+        time.sleep(0.05)
+    assert not _running(check), "the check outlived the complete that started it"
     assert not marker.exists(), "the check outlived the complete that started it"
+
+
+def _running(pid: int) -> bool:
+    """`pid` is a live process (a zombie, dead but not yet reaped, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def test_the_interpreter_running_plan07_is_untouched_for_its_own_use(
