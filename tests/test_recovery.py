@@ -36,13 +36,15 @@ CONFIG = "sessions.config.SessionConfig"
 def ScriptedClient(first: str | None = None, scoped: str | None = None  # noqa: N802
                    ) -> Scripted:
     """The builtin decomposer, scripted: the first call may be replaced by `first`; every later
-    (scoped) call returns `scoped` verbatim when given, else the builtin's reply with the
-    obligations it returns marked, so a replanned node is visible in plan.json."""
+    (scoped) call returns `client.scoped` verbatim when set (`scoped` to start with; a test may
+    change it mid-plan), else the builtin's reply with the obligations it returns marked, so a
+    replanned node is visible in plan.json."""
     builtin = BuiltinClient()
 
     def later(messages: list[dict[str, str]]) -> Completion:
-        if scoped is not None:
-            return Completion(text=scoped, usage=Usage(prompt_tokens=3), finish_reason="stop")
+        if client.scoped is not None:  # type: ignore[attr-defined]
+            return Completion(text=client.scoped,  # type: ignore[attr-defined]
+                              usage=Usage(prompt_tokens=3), finish_reason="stop")
         out = builtin.complete(messages, temperature=0.0, max_completion_tokens=2048,
                                response_format=None)
         data = json.loads(out.text)
@@ -54,6 +56,7 @@ def ScriptedClient(first: str | None = None, scoped: str | None = None  # noqa: 
     head: Reply = builtin if first is None else Completion(
         text=first, usage=Usage(prompt_tokens=1), finish_reason="stop")
     client = Scripted(head, later)
+    client.scoped = scoped  # type: ignore[attr-defined]
     return client
 
 
