@@ -1,9 +1,16 @@
 """The A/B mechanics: faults off -> every strategy resolves with zero
 retry tokens; a fault forced at a known obligation -> each strategy re-spends exactly what its
-recovery rule says; skipping ordering shows broken intermediate states on a widening task."""
+recovery rule says; skipping ordering shows broken intermediate states on a widening task.
+
+A strategy's run is deterministic (a seeded executor, the same task, faults and ablation), so a
+run that several tests read is made once per module (`runs`) and only read; its executor
+records every context it was shown."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,6 +26,7 @@ from plan07.ab.tasks import Task, write_repo
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
 
+@functools.cache
 def widen_task(size: int = 5) -> Task:
     for i in range(40):
         t = generate_task(8, i, size=size)
@@ -27,28 +35,110 @@ def widen_task(size: int = 5) -> Task:
     raise AssertionError("no widen task")
 
 
+@functools.cache
+def validate_task() -> Task:
+    return next(t for t in (generate_task(2, i, size=3) for i in range(40))
+                if any(s.obligation.obligation == "validate" for s in t.steps))
+
+
+class _Recording(ScriptedExecutor):
+    def __init__(self, seed: int, faults: FaultConfig) -> None:
+        super().__init__(seed, faults)
+        self.contexts: list[str] = []
+
+    def call(self, context: str, asked: list[str]):  # type: ignore[no-untyped-def]
+        self.contexts.append(context)
+        return super().call(context, asked)
+
+
+@dataclass(frozen=True)
+class Run:
+    result: RunResult
+    contexts: list[str]  # what the executor was shown, call by call
+    state: Path  # the plan07 strategy's state dir
+
+
+Runs = Callable[..., Run]
+
+
 def run(name: str, task: Task, tmp: Path, checker: Checker, faults: FaultConfig,
-        ablation: Ablation | None = None) -> RunResult:
+        ablation: Ablation | None = None) -> Run:
     repo = write_repo(task, tmp / name / "repo")
-    ex = ScriptedExecutor(3, faults)
+    ex = _Recording(3, faults)
     if name == "monolithic":
-        return run_monolithic(task, repo, ex, checker, 2)
-    if name == "static":
-        return run_static(task, repo, ex, checker, 2)
-    return run_plan07(task, repo, ex, checker, 2, state_dir=tmp / name / "state",
-                      ablation=ablation, engine="clingo")
+        r = run_monolithic(task, repo, ex, checker, 2)
+    elif name == "static":
+        r = run_static(task, repo, ex, checker, 2)
+    else:
+        r = run_plan07(task, repo, ex, checker, 2, state_dir=tmp / name / "state",
+                       ablation=ablation, engine="clingo")
+    return Run(r, ex.contexts, tmp / name / "state")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, checker: Checker) -> Runs:
+    """`runs(name, task, faults, ablation=None)`: that run, made the first time a test asks."""
+    made: dict[tuple[object, ...], Run] = {}
+
+    def get(name: str, task: Task, faults: FaultConfig, ablation: Ablation | None = None) -> Run:
+        key = (name, task.digest(), faults, ablation or Ablation())
+        if key not in made:
+            made[key] = run(name, task, tmp_path_factory.mktemp(name), checker, faults, ablation)
+        return made[key]
+
+    return get
+
+
+OFF = FaultConfig(enabled=False)
+
+
+def _callee_fault(task: Task) -> tuple[str, FaultConfig]:
+    callee = next(s for s in task.steps if s.obligation.target_entity.endswith(".fmt_w0"))
+    return callee.id, FaultConfig(force=((callee.id, "wrong_arg_name", 1),))
 
 
 @pytest.mark.parametrize("name", ["monolithic", "static", "plan07"])
-def test_faults_off_everything_resolves_with_zero_retry_tokens(
-        tmp_path: Path, checker: Checker, name: str) -> None:
+def test_faults_off_everything_resolves_with_zero_retry_tokens(runs: Runs, name: str) -> None:
     for task in (widen_task(), generate_task(2, 5, size=3)):
-        r = run(name, task, tmp_path / task.id, checker, FaultConfig(enabled=False))
+        r = runs(name, task, OFF).result
         assert r.resolved, (task.id, r.note)
         assert r.retry_tokens == 0
         assert r.retry_calls == 0
         assert r.faults_hit == []
         assert r.tokens > 0
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_gate_off_shows_the_executor_what_the_full_plan07_shows(runs: Runs, force: bool) -> None:
+    """§7.5 isolation: gate off changes what is checked after each node (`compile`), not what
+    the executor reads -- the same check, required validation and criteria as the full plan07,
+    so a difference in the numbers is the gate's, not a shorter prompt's. With a fault forced at
+    the callee (a merged node after its failure), the first prompts agree up to the failure."""
+    task = widen_task()
+    faults = _callee_fault(task)[1] if force else OFF
+    full = runs("plan07", task, faults, Ablation()).contexts
+    nogate = runs("plan07", task, faults, Ablation(gate=False)).contexts
+    assert "compile" not in full[0]
+    if force:  # the faulty first attempt is shown the same prompt; what follows differs
+        assert nogate[0] == full[0]
+        assert "check: pytest" in nogate[0]
+    else:
+        assert nogate == full
+
+
+def test_a_merged_node_runs_every_members_step(runs: Runs) -> None:
+    """The callee's slip fails in its consumer test's check: the runtime backstop merges the
+    two into one atomic node, which the harness executes as both members' steps at once (it
+    used to find no gold step for the merged id and pass its check with no edit made)."""
+    task = widen_task()
+    callee, faults = _callee_fault(task)
+    r = runs("plan07", task, faults).result
+    assert r.resolved, r.note
+    asked = [c["asked"] for c in r.call_log]
+    assert asked[0] == [callee]
+    assert len(asked[1]) == 2  # the merged node: both members
+    assert callee in asked[1]
+    assert r.call_log[1]["retry"]
 
 
 def _forced(task: Task) -> tuple[str, FaultConfig]:
@@ -57,11 +147,10 @@ def _forced(task: Task) -> tuple[str, FaultConfig]:
     return rebind.id, FaultConfig(force=((rebind.id, "wrong_arg_name", 1),))
 
 
-def test_forced_fault_monolithic_reruns_the_whole_prompt_once(
-        tmp_path: Path, checker: Checker) -> None:
+def test_forced_fault_monolithic_reruns_the_whole_prompt_once(runs: Runs) -> None:
     task = widen_task()
     oid, faults = _forced(task)
-    r = run("monolithic", task, tmp_path, checker, faults)
+    r = runs("monolithic", task, faults).result
     assert r.resolved
     assert r.faults_hit == [f"{oid}:wrong_arg_name"]
     assert len(r.call_log) == 2
@@ -72,8 +161,7 @@ def test_forced_fault_monolithic_reruns_the_whole_prompt_once(
     assert r.retry_calls == 1
 
 
-def test_forced_fault_static_reruns_step_k_and_everything_after(
-        tmp_path: Path, checker: Checker) -> None:
+def test_forced_fault_static_reruns_step_k_and_everything_after(runs: Runs) -> None:
     task = widen_task()
     oid, faults = _forced(task)
     # With no runtime state, static localizes the failure at the first listed step whose check
@@ -83,7 +171,7 @@ def test_forced_fault_static_reruns_step_k_and_everything_after(
              or (s.obligation.validation.startswith("pytest:")
                  and test.startswith(s.obligation.validation.removeprefix("pytest:"))))
     assert k <= [s.id for s in task.steps].index(oid)
-    r = run("static", task, tmp_path, checker, faults)
+    r = runs("static", task, faults).result
     assert r.resolved
     retried = [c for c in r.call_log if c["retry"]]
     assert [c["asked"] for c in retried] == [[s.id] for s in task.steps[k:]]
@@ -92,34 +180,32 @@ def test_forced_fault_static_reruns_step_k_and_everything_after(
     assert not any(c["retry"] for c in first_pass)
 
 
-def test_forced_fault_plan07_reruns_only_the_failed_node(
-        tmp_path: Path, checker: Checker) -> None:
+def test_forced_fault_plan07_reruns_only_the_failed_node(runs: Runs) -> None:
     from plan07 import Planner
 
     task = widen_task()
     oid, faults = _forced(task)
-    r = run("plan07", task, tmp_path, checker, faults)
+    done = runs("plan07", task, faults)
+    r = done.result
     assert r.resolved
     retried = [c for c in r.call_log if c["retry"]]
     assert [c["asked"] for c in retried] == [[oid]]  # its true dependents had not run yet
-    usage = Planner.open(tmp_path / "plan07" / "state" / "plan1").usage
+    usage = Planner.open(done.state / "plan1").usage
     replans = sum(u.prompt_tokens + u.completion_tokens for u in usage[1:])
     assert r.retry_plan_tokens == replans
     assert r.retry_tokens == retried[0]["tokens"] + replans
     assert r.plan_tokens == sum(u.prompt_tokens + u.completion_tokens for u in usage)
 
 
-def test_skipping_ordering_breaks_intermediate_states_on_a_widening_task(
-        tmp_path: Path, checker: Checker) -> None:
+def test_skipping_ordering_breaks_intermediate_states_on_a_widening_task(runs: Runs) -> None:
     task = widen_task(7)
-    off = FaultConfig(enabled=False)
-    ordered = run("plan07", task, tmp_path / "a", checker, off)
+    ordered = runs("plan07", task, OFF).result
     assert ordered.steps
     assert all(ordered.steps), "plan07 with ordering keeps every step valid"
-    listed = run("static", task, tmp_path / "b", checker, off)
+    listed = runs("static", task, OFF).result
     assert not all(listed.steps), "the listed order narrows before the consumers are rebound"
     assert listed.resolved  # the end state is fine: only the middle was broken
-    unordered = run("plan07", task, tmp_path / "c", checker, off, Ablation(ordering=False))
+    unordered = runs("plan07", task, OFF, Ablation(ordering=False)).result
     assert not all(unordered.steps)
 
 
@@ -151,12 +237,10 @@ def test_revision_trigger_feeds_broken_tests_as_impact_feedback(
 
 
 @pytest.mark.parametrize("name", ["static", "plan07"])
-def test_a_validate_step_with_nothing_to_fix_makes_no_model_call(
-        tmp_path: Path, checker: Checker, name: str) -> None:
-    task = next(t for t in (generate_task(2, i, size=3) for i in range(40))
-                if any(s.obligation.obligation == "validate" for s in t.steps))
+def test_a_validate_step_with_nothing_to_fix_makes_no_model_call(runs: Runs, name: str) -> None:
+    task = validate_task()
     validate = {s.id for s in task.steps if s.obligation.obligation == "validate"}
-    r = run(name, task, tmp_path, checker, FaultConfig(enabled=False))
+    r = runs(name, task, OFF).result
     assert r.resolved, r.note
     called = [c for c in r.call_log if not c.get("check_only")]
     checked = [c for c in r.call_log if c.get("check_only")]
@@ -164,56 +248,3 @@ def test_a_validate_step_with_nothing_to_fix_makes_no_model_call(
     assert all(c["tokens"] == 0 for c in checked)
     assert not validate & {o for c in called for o in c["asked"]}
     assert r.calls == len(called) == len(task.steps) - len(validate)
-
-
-def test_a_merged_node_runs_every_members_step(tmp_path: Path, checker: Checker) -> None:
-    """The callee's slip fails in its consumer test's check: the runtime backstop merges the
-    two into one atomic node, which the harness executes as both members' steps at once (it
-    used to find no gold step for the merged id and pass its check with no edit made)."""
-    task = widen_task()
-    callee = next(s for s in task.steps if s.obligation.target_entity.endswith(".fmt_w0"))
-    r = run("plan07", task, tmp_path, checker,
-            FaultConfig(force=((callee.id, "wrong_arg_name", 1),)))
-    assert r.resolved, r.note
-    asked = [c["asked"] for c in r.call_log]
-    assert asked[0] == [callee.id]
-    assert len(asked[1]) == 2  # the merged node: both members
-    assert callee.id in asked[1]
-    assert r.call_log[1]["retry"]
-
-
-class _Recording(ScriptedExecutor):
-    def __init__(self, seed: int, faults: FaultConfig) -> None:
-        super().__init__(seed, faults)
-        self.contexts: list[str] = []
-
-    def call(self, context: str, asked: list[str]):  # type: ignore[no-untyped-def]
-        self.contexts.append(context)
-        return super().call(context, asked)
-
-
-@pytest.mark.parametrize("force", [False, True])
-def test_gate_off_shows_the_executor_what_the_full_plan07_shows(
-        tmp_path: Path, checker: Checker, force: bool) -> None:
-    """§7.5 isolation: gate off changes what is checked after each node (`compile`), not what
-    the executor reads -- the same check, required validation and criteria as the full plan07,
-    so a difference in the numbers is the gate's, not a shorter prompt's. With a fault forced at
-    the callee (a merged node after its failure), the first prompts agree up to the failure."""
-    task = widen_task()
-    callee = next(s for s in task.steps if s.obligation.target_entity.endswith(".fmt_w0"))
-    faults = FaultConfig(force=((callee.id, "wrong_arg_name", 1),)) if force \
-        else FaultConfig(enabled=False)
-    seen = {}
-    for name, ab in (("full", Ablation()), ("nogate", Ablation(gate=False))):
-        ex = _Recording(3, faults)
-        repo = write_repo(task, tmp_path / name / "repo")
-        run_plan07(task, repo, ex, checker, 2, state_dir=tmp_path / name / "state",
-                   ablation=ab, engine="clingo")
-        seen[name] = ex.contexts
-    full, nogate = seen["full"], seen["nogate"]
-    assert "compile" not in full[0]
-    if force:  # the faulty first attempt is shown the same prompt; what follows differs
-        assert nogate[0] == full[0]
-        assert "check: pytest" in nogate[0]
-    else:
-        assert nogate == full
