@@ -5,7 +5,9 @@ the evidence. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from plan07.ab.edits import Edit
 from plan07.ab.tasks import GoldStep, Task
@@ -90,6 +92,36 @@ def _partial(files: dict[str, str], e: Edit) -> Edit | None:
     return None
 
 
+class _Variants(Mapping[str, Edit]):
+    """A step's faulty variants, worked out the first time they are read (the partial write's
+    search compiles the file once per cut tried: most of a task's generation, and a run with
+    faults off never reads them). Equal to, and pickled as, the plain dict."""
+
+    def __init__(self, make: Callable[[], dict[str, Edit]]) -> None:
+        self._make: Callable[[], dict[str, Edit]] | None = make
+        self._made: dict[str, Edit] = {}
+
+    def _get(self) -> dict[str, Edit]:
+        if self._make is not None:
+            self._made, self._make = self._make(), None
+        return self._made
+
+    def __getitem__(self, key: str) -> Edit:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+    def __reduce__(self) -> tuple[type[dict[str, Edit]], tuple[dict[str, Edit]]]:
+        return dict, (self._get(),)
+
+
 def _faults(files: dict[str, str], p: Proto) -> dict[str, Edit]:
     e = p.edit
     if e is None:
@@ -137,9 +169,9 @@ def compose(task_id: str, pkg: str, base: dict[str, str], comps: list[Component]
     ids = {(ci, p.key): f"O{i + 1}" for i, (ci, p) in enumerate(listed)}
     # Faulty variants against the state each file is in when the gold order reaches the step.
     state = dict(files)
-    variants: dict[str, dict[str, Edit]] = {}
+    variants: dict[str, Mapping[str, Edit]] = {}
     for ci, p in gold:
-        variants[ids[(ci, p.key)]] = _faults(state, p)
+        variants[ids[(ci, p.key)]] = _Variants(partial(_faults, dict(state), p))
         if p.edit is not None:
             text = _after(state, p.edit)
             if text is None:

@@ -68,8 +68,8 @@ class ScriptedExecutor:
 
     def start(self, task: Task) -> None:
         self.task = task
-        kinds = [(s.id, sorted(s.faults)) for s in task.steps]
-        self.plan = plan_faults(self.seed, task.id, kinds, self.config)
+        kinds = [(s.id, sorted(s.faults)) for s in task.steps] if self.config.enabled else []
+        self.plan = plan_faults(self.seed, task.id, kinds, self.config)  # {} when not enabled
         for oid, f in self.plan.items():
             if f.kind not in task.step(oid).faults:
                 raise InputError(f"fault {f.kind!r} does not apply to {oid} of {task.id}; it "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ class GoldStep:
 
     obligation: Obligation
     edit: Edit | None
-    faults: dict[str, Edit] = field(default_factory=dict)
+    faults: Mapping[str, Edit] = field(default_factory=dict)
     # further gold edits of the same obligation (a real commit's other hunks in the same file),
     # applied after `edit` (or after the faulty variant that replaces `edit`)
     more: tuple[Edit, ...] = ()
