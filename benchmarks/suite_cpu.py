@@ -56,12 +56,15 @@ pytest_runtest_teardown = _phase("teardown")
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     global _out
+    phases = _phases.pop(nodeid, None)
+    if not phases:  # xdist's controller: the test ran in a worker, which wrote its line
+        return
     if _out is None:
         d = Path(os.environ.get("SUITE_CPU_OUT", "suite-cpu"))
         d.mkdir(parents=True, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         _out = (d / f"{worker}-{os.getpid()}.jsonl").open("a", encoding="utf-8")
-    _out.write(json.dumps({"id": nodeid, **_phases.pop(nodeid, {})}) + "\n")
+    _out.write(json.dumps({"id": nodeid, **phases}) + "\n")
     _out.flush()
 
 
@@ -70,6 +73,7 @@ def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
 def report(out: Path, top: int) -> str:
     rows = [json.loads(line) for f in sorted(out.glob("*.jsonl"))
             for line in f.read_text("utf-8").splitlines() if line]
+    rows = [r for r in rows if any(p in r for p in PHASES)]  # older runs: the controller's too
 
     def cpu(r: dict[str, Any], i: int | None = None) -> float:
         return sum(sum(r[p][:2]) if i is None else r[p][i] for p in PHASES if p in r)
