@@ -52,9 +52,9 @@ def no_pytest_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def checker() -> Iterator[Any]:
-    """One long-lived A/B test worker (plan07.ab.checker.Checker) per test module."""
+    """One long-lived A/B test worker (plan07.ab.checker.Checker) per xdist worker."""
     from plan07.ab.checker import Checker
 
     with Checker() as c:
