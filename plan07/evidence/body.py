@@ -87,66 +87,176 @@ class Body:
                     t = None
                 types[p.arg] = t
         calls: list[Any] = []  # ast.Call, read by exact class (mypy cannot narrow on it)
-        holders: list[ast.AST] = []
+        held: list[Any] = []  # held_values of the registries and assignments, in order
         # pass 1, one walk of the body (syntax.nodes, inlined: this loop is most of recon's time):
         # what each local name holds, and the calls and value holders for later. The visiting
         # order is syntax.nodes' (a node's fields pushed in order, popped last first); an
         # attribute chain is skipped down to its base (`a.b.c` holds only what `a` holds) and a
         # keyword down to its value, where they would have been visited.
         call_cls, attribute, skip, plan = ast.Call, ast.Attribute, SKIP, _PLAN
-        todo: list[Any] = []
+        name_cls, load = ast.Name, _LOAD
+        expr_, return_, assign, if_ = ast.Expr, ast.Return, ast.Assign, ast.If
+        compare, binop, subscript = ast.Compare, ast.BinOp, ast.Subscript
+        todo: list[Any] = list(reversed(fn.body))  # each statement done before the next
         push, pop = todo.append, todo.pop
-        for st in fn.body:
-            push(st)
-            while todo:
-                n = pop()
+        while todo:
+            n = pop()
+            cls = n.__class__
+            if cls is expr_ or cls is return_:  # one child: visited in its place
+                n = n.value
                 cls = n.__class__
-                if cls is attribute:
+                while cls is attribute:
                     n = n.value
                     cls = n.__class__
-                    while cls is attribute:
-                        n = n.value
-                        cls = n.__class__
-                    if cls in skip:
-                        continue
-                if cls is call_cls:  # most nodes: keep for pass 2; func, args, keywords
-                    calls.append(n)
-                    v = n.func
-                    if v.__class__ not in skip:
-                        push(v)
-                    for v in n.args:
-                        if v.__class__ not in skip:
-                            push(v)
-                    for k in n.keywords:
-                        v = k.value
-                        if v.__class__ not in skip:
-                            push(v)
+                if n is None or cls in skip:
                     continue
-                tag, fields = plan[cls]
-                if tag is _HOLDER:
-                    holders.append(n)
-                elif tag is _BINDER:
-                    self._binding(n, cls, holders)
-                for f in fields:
-                    v = getattr(n, f)
-                    if v.__class__ is list:
-                        for x in v:
-                            if x is not None and x.__class__ not in skip:
-                                push(x)
-                    elif v is not None and v.__class__ not in skip:
+            elif cls is attribute:  # (a chain pushed by the generic fields loop below)
+                n = n.value
+                cls = n.__class__
+                while cls is attribute:
+                    n = n.value
+                    cls = n.__class__
+                if cls in skip:
+                    continue
+            # the frequent classes read their fields directly, in their order (an attribute
+            # child pushed as its base); the rest go by the class table
+            if cls is call_cls:  # keep for pass 2; func, args, keywords' values
+                calls.append(n)
+                v = n.func
+                c = v.__class__
+                while c is attribute:
+                    v = v.value
+                    c = v.__class__
+                if c not in skip:
+                    push(v)
+                for v in n.args:
+                    c = v.__class__
+                    while c is attribute:
+                        v = v.value
+                        c = v.__class__
+                    if c not in skip:
                         push(v)
+                for k in n.keywords:
+                    v = k.value
+                    c = v.__class__
+                    while c is attribute:
+                        v = v.value
+                        c = v.__class__
+                    if c not in skip:
+                        push(v)
+                continue
+            if cls is assign:  # what _binding did for it, then targets, value
+                v = n.value
+                c = v.__class__
+                if (c is name_cls or c is attribute) and v.ctx.__class__ is load:  # held_values
+                    held.append(v)
+                t = chain_of(v.func) if v.__class__ is call_cls else None  # constructed()
+                for x in n.targets:
+                    c = x.__class__
+                    if c is name_cls:  # _target -> _bind, inlined
+                        name = x.id
+                        types[name] = t if types.get(name, t) == t else None
+                        continue
+                    self._target(x, t)
+                    while c is attribute:
+                        x = x.value
+                        c = x.__class__
+                    if c not in skip:
+                        push(x)
+                c = v.__class__
+                while c is attribute:
+                    v = v.value
+                    c = v.__class__
+                if c not in skip:
+                    push(v)
+                continue
+            if cls is compare or cls is binop:  # left, comparators / left, right
+                v = n.left
+                c = v.__class__
+                while c is attribute:
+                    v = v.value
+                    c = v.__class__
+                if c not in skip:
+                    push(v)
+                for v in n.comparators if cls is compare else (n.right,):
+                    c = v.__class__
+                    while c is attribute:
+                        v = v.value
+                        c = v.__class__
+                    if c not in skip:
+                        push(v)
+                continue
+            if cls is if_:  # test, body, orelse (statements are never leaves)
+                v = n.test
+                c = v.__class__
+                while c is attribute:
+                    v = v.value
+                    c = v.__class__
+                if c not in skip:
+                    push(v)
+                todo += n.body
+                todo += n.orelse
+                continue
+            if cls is subscript:  # value, slice
+                v = n.value
+                c = v.__class__
+                while c is attribute:
+                    v = v.value
+                    c = v.__class__
+                if c not in skip:
+                    push(v)
+                v = n.slice
+                c = v.__class__
+                while c is attribute:
+                    v = v.value
+                    c = v.__class__
+                if c not in skip:
+                    push(v)
+                continue
+            tag, fields = plan[cls]
+            if tag is _HOLDER:
+                held += held_values(n)
+            elif tag is _BINDER:
+                self._binding(n, cls)
+            for f in fields:
+                v = getattr(n, f)
+                if v.__class__ is list:
+                    for x in v:
+                        if x is not None and x.__class__ not in skip:
+                            push(x)
+                elif v is not None and v.__class__ not in skip:
+                    push(v)
         # pass 2: the calls, through those local types (call_ref, held_values and, for a plain
         # name, chain_of and _rewrite inlined)
         rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
-        name_cls, load, starred = ast.Name, _LOAD, _STARRED
+        load, starred = _LOAD, _STARRED
         me = self.self_name if self.cls is not None else None  # `self.x` rewritten to ("self", x)
+        r: Chain | None
         for c in calls:
             func = c.func
-            ch = (func.id,) if func.__class__ is name_cls else chain_of(func)
-            r = rewrite(ch) if ch else None
+            fc = func.__class__
+            # the chain, rewritten (None: not resolvable here); `x.m()` with x of unknown type
+            # is a may-call of any in-repo `m` (resolve decides): `want` keeps it by name
+            if fc is name_cls:  # `f()`
+                head = func.id
+                r = ("self",) if head == me else None if head in types else (head,)
+                want = r is not None
+            elif fc is attribute and (v := func.value).__class__ is name_cls:  # `a.m()`
+                head = v.id
+                if head == me:
+                    r = ("self", func.attr)
+                elif head in types:
+                    t = types[head]
+                    r = None if t is None else (*t, func.attr)
+                else:
+                    r = (head, func.attr)
+                want = True
+            else:
+                ch = chain_of(func)
+                r = rewrite(ch) if ch else None
+                want = r is not None or (fc is attribute and (ch is None or len(ch) > 1))
             args, kws = c.args, c.keywords
-            # `x.m()` with x of unknown type: a may-call of any in-repo `m` (resolve decides)
-            if r is not None or (func.__class__ is attribute and (ch is None or len(ch) > 1)):
+            if want:
                 n = len(args)
                 for v in args:
                     if v.__class__ is starred:  # `f(*xs)` passes no fixed number of positionals
@@ -167,18 +277,12 @@ class Body:
                 elif (kind is attribute and v.ctx.__class__ is load
                       and (ch := chain_of(v)) and (r := rewrite(ch)) is not None):
                     refs.append(r)
-        for h in holders:  # values held by registries and assignments
-            for v in held_values(h):
-                if (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
-                    refs.append(r)
+        for v in held:  # values held by registries and assignments
+            if (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
+                refs.append(r)
 
-    def _binding(self, n: Any, cls: type, holders: list[ast.AST]) -> None:
-        if cls is ast.Assign:
-            holders.append(n)
-            t = constructed(n.value)
-            for tgt in n.targets:
-                self._target(tgt, t)
-        elif cls is ast.AnnAssign:
+    def _binding(self, n: Any, cls: type) -> None:  # (scan reads Assign itself)
+        if cls is ast.AnnAssign:
             self._target(n.target, simple_type(n.annotation) or constructed(n.value))
         elif cls in _LOOPS:
             self._target(n.target, None)

@@ -1,0 +1,199 @@
+"""recon's body walk (plan07.evidence.body.Body.scan) reads its frequent node classes by hand (an
+attribute child pushed as its base, an expression statement's or a return's value visited in
+its place, an assignment bound inline) and a function's signature pieces once: each gives what
+the plain class-table walk it replaced gives, in the same order (the order of the calls and
+references is the facts' order, and `self.x = T()` keeps the first class), on tricky shapes and
+on real code (standard library modules and plan07's own sources)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import plan07
+from plan07.evidence import body as B
+from plan07.evidence.facts import Def
+from plan07.evidence.syntax import SKIP, chain_of, simple_type
+
+SOURCES = [Path(m.__file__) for m in (ast, dataclasses, inspect, typing)] + sorted(
+    (Path(plan07.__file__).parent / "evidence").glob("*.py"))
+
+TRICKY = '''
+class K:
+    def m(self, a: int, b: "pkg.T", *xs: Optional[str], c: T | None = None, **kw) -> None:
+        """Doc."""
+        self.x = T()
+        self.x = U()
+        self.y: V = make()
+        a.b.c
+        a().b.c
+        f(g(h(1)), *xs, key=k.v, **kw).m().n(self.p, q, w=self.r.s)
+        return
+    def n(this, v):
+        return this.m(v).w.z(lambda q: q.f(), [i.j() for i in v if i.k()])
+    @staticmethod
+    def s(self, t=None):
+        return self.u(t)
+def free(p, q=1, /, r=2, *, s, t=3):
+    x = y = C()
+    x, (y, *z) = 1, (2, 3)
+    x[f()] = g()
+    a.b().c = d.e
+    p.q = r
+    handler = free
+    table = {"a": free, **q, None: p.r, k(): w}
+    items = [free, q.r, (s, t), {s, t}]
+    (u := W())
+    if f() and g.h(i) or not j.k():
+        pass
+    elif x[1:k(), ::2] == (y < z.w() > v) != m(n):
+        return a.b + c.d() - -e.f * g(h) @ i
+    else:
+        assert ok(), msg.format(p)
+    for i, j in enumerate(z()):
+        i.go(j)
+    else:
+        z.done()
+    while t.more():
+        break
+    with open(p) as fh, lock:
+        fh.read()
+    try:
+        risky()
+    except (E, F) as err:
+        err.log()
+    finally:
+        cleanup(f"{x!r:>{w()}}", *[a, b], **{"k": v})
+    async def inner(a=d()):
+        await a.wait()
+        async for i in agen():
+            yield i
+        async with ctx() as c:
+            return await c
+    class Local:
+        attr = f
+    del x[0], y.z
+    global G
+    raise Err(x) from cause()
+def chains():
+    super().m()
+    A(1).m()
+    xs[0].m()
+    (a or b).m()
+    a.b.c.d()
+    "s".join(x)
+    a[b].c(d)[e]
+    return x if y() else z.w
+'''
+
+
+class _Reference(B.Body):
+    """Body.scan as it was before the frequent classes were read by hand: every node through the
+    class table, every holder kept for pass 2."""
+
+    def scan(self, fn: Any, params: list[ast.arg]) -> None:
+        for p in params:
+            if p.arg != self.self_name:
+                self._bind(p.arg, None if p.annotation is None else simple_type(p.annotation))
+        calls: list[Any] = []
+        holders: list[Any] = []
+        todo: list[Any] = []
+        for st in fn.body:
+            todo.append(st)
+            while todo:
+                n = todo.pop()
+                while isinstance(n, ast.Attribute):
+                    n = n.value
+                if n.__class__ in SKIP:
+                    continue
+                if isinstance(n, ast.Call):
+                    calls.append(n)
+                    kids = [n.func, *n.args, *[k.value for k in n.keywords]]
+                else:
+                    tag, fields = B._PLAN[n.__class__]
+                    if tag == B._HOLDER:
+                        holders.append(n)
+                    elif isinstance(n, ast.Assign):
+                        holders.append(n)
+                        for tgt in n.targets:
+                            self._target(tgt, B.constructed(n.value))
+                    elif tag == B._BINDER:
+                        self._binding(n, n.__class__)
+                    kids = []
+                    for f in fields:
+                        v = getattr(n, f)
+                        kids += v if isinstance(v, list) else [v]
+                todo += [k for k in kids if k is not None and k.__class__ not in SKIP]
+        d = self.d
+        for c in calls:
+            ch = chain_of(c.func)
+            r = self._rewrite(ch) if ch else None
+            if r is not None:
+                d.calls.append(B.call_ref(c, r))
+            elif isinstance(c.func, ast.Attribute) and (ch is None or len(ch) > 1):
+                d.by_name.append(B.call_ref(c, (c.func.attr,)))
+            for v in [*c.args, *[k.value for k in c.keywords]]:
+                if (isinstance(v, ast.Name | ast.Attribute) and isinstance(v.ctx, ast.Load)
+                        and (ch := chain_of(v)) and (r := self._rewrite(ch)) is not None):
+                    d.refs.append(r)
+        for h in holders:
+            for v in B.held_values(h):
+                if (ch := chain_of(v)) and (r := self._rewrite(ch)) is not None:
+                    d.refs.append(r)
+
+
+def _functions(tree: ast.AST) -> Iterator[tuple[Any, str | None]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            yield node, (a.posonlyargs + a.args)[0].arg if a.posonlyargs + a.args else None
+
+
+def _scan(kind: type[B.Body], fn: Any, self_name: str | None) -> tuple[Any, ...]:
+    a = fn.args
+    d, cls = Def("f", "method", 1, "", ""), Def("K", "class", 1, "", "")
+    body = kind(d, self_name, cls)
+    body.scan(fn, a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x])
+    return d.calls, d.by_name, d.refs, list(body.types.items()), list(cls.attr_types.items())
+
+
+def _trees() -> Iterator[ast.Module]:
+    yield ast.parse(TRICKY)
+    for p in SOURCES:
+        yield ast.parse(p.read_text("utf-8"))
+
+
+def test_scan_equals_the_class_table_walk() -> None:
+    seen = calls = 0
+    for tree in _trees():
+        for fn, self_name in _functions(tree):
+            for name in (self_name, None):  # as a method and as a plain function
+                got = _scan(B.Body, fn, name)
+                assert got == _scan(_Reference, fn, name), (fn.name, fn.lineno)
+                calls += len(got[0]) + len(got[1])
+            seen += 1
+    assert seen > 600, seen
+    assert calls > 4000, calls
+
+
+def test_scan_on_tricky_shapes_reads_what_a_reader_sees() -> None:
+    fns = {fn.name: (fn, s) for fn, s in _functions(ast.parse(TRICKY))}
+    calls, by_name, refs, types, attrs = _scan(B.Body, *fns["m"])
+    assert dict(attrs) == {"x": ("T",), "y": ("V",)}  # the first class assigned is kept
+    assert (("f", "m", "n"), 2, ("w",)) in calls  # `f(...).m().n(...)`: f's class's m's n
+    assert (("f",), 1, ("key", "**")) in calls  # `*xs` is no fixed positional
+    assert ("self", "p") in refs
+    assert ("k", "v") in refs
+    calls, by_name, refs, types, attrs = _scan(B.Body, *fns["free"])
+    assert dict(types)["x"] is None
+    assert dict(types)["u"] == ("W",)
+    assert ("free",) in refs
+    assert ("d", "e") in refs
+    assert ("q", "r") not in refs  # q is a local of unknown type: not a reference
+    assert {c[0] for c in calls} >= {("risky",), ("cleanup",), ("ok",), ("enumerate",), ("g",)}
+    assert ("z",) not in {c[0] for c in calls}  # z is a local (bound by `x, (y, *z) = ...`)
