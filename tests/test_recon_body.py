@@ -16,9 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import plan07
+from plan07.caps import FIELD_MAX_CHARS
 from plan07.evidence import body as B
 from plan07.evidence.facts import Def
-from plan07.evidence.syntax import SKIP, chain_of, simple_type
+from plan07.evidence.syntax import (
+    SKIP,
+    annotation,
+    chain_of,
+    clip,
+    first_doc_line,
+    simple_type,
+    type_chains,
+    unparse,
+)
 
 SOURCES = [Path(m.__file__) for m in (ast, dataclasses, inspect, typing)] + sorted(
     (Path(plan07.__file__).parent / "evidence").glob("*.py"))
@@ -96,7 +106,7 @@ class _Reference(B.Body):
     """Body.scan as it was before the frequent classes were read by hand: every node through the
     class table, every holder kept for pass 2."""
 
-    def scan(self, fn: Any, params: list[ast.arg]) -> None:
+    def scan(self, fn: Any, params: list[ast.arg], simple: list[Any]) -> None:
         for p in params:
             if p.arg != self.self_name:
                 self._bind(p.arg, None if p.annotation is None else simple_type(p.annotation))
@@ -158,7 +168,8 @@ def _scan(kind: type[B.Body], fn: Any, self_name: str | None) -> tuple[Any, ...]
     a = fn.args
     d, cls = Def("f", "method", 1, "", ""), Def("K", "class", 1, "", "")
     body = kind(d, self_name, cls)
-    body.scan(fn, a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x])
+    every = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]
+    body.scan(fn, every, [simple_type(p.annotation) for p in every])
     return d.calls, d.by_name, d.refs, list(body.types.items()), list(cls.attr_types.items())
 
 
@@ -197,3 +208,67 @@ def test_scan_on_tricky_shapes_reads_what_a_reader_sees() -> None:
     assert ("q", "r") not in refs  # q is a local of unknown type: not a reference
     assert {c[0] for c in calls} >= {("risky",), ("cleanup",), ("ok",), ("enumerate",), ("g",)}
     assert ("z",) not in {c[0] for c in calls}  # z is a local (bound by `x, (y, *z) = ...`)
+
+
+def _annotations(tree: ast.AST) -> Iterator[ast.expr]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            yield node.annotation
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            yield node.returns
+
+
+SHAPES = ["Foo", "'Foo'", "u'Foo'", "'a.b'", "a.b", "Optional['X']", "X | None", "None | X",
+          "(X | Y) | Z", "X | (Y | Z)", "typing.Optional[a.B]", "Literal['x']", "'X | None'",
+          "1", "b'x'", "...", "'not valid ('", "A[B, C][D]", "A[(B, C)]", "f(x).y", "'A' | 'B'"]
+
+
+def test_an_annotations_text_decides_its_chains_and_class() -> None:
+    """`syntax.annotation` remembers type_chains and simple_type by the rendered text: sound only
+    if no two annotations spelled alike read differently."""
+    seen: dict[str, tuple[Any, Any]] = {}
+    anns = [ast.parse(t, mode="eval").body for t in SHAPES]
+    for tree in _trees():
+        anns += _annotations(tree)
+    for ann in anns:
+        text = unparse(ann)
+        got = (type_chains(ann), simple_type(ann))
+        assert seen.setdefault(text, got) == got, text
+        assert annotation(ann) == (text, *got), text
+        assert annotation(ann) == (text, *got), text  # remembered
+    assert len(anns) > 400
+
+
+def _old_clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= FIELD_MAX_CHARS else text[: FIELD_MAX_CHARS - 1] + "…"
+
+
+def _old_first_doc_line(node: Any) -> str:
+    body = node.body
+    if not body or not isinstance(body[0], ast.Expr):
+        return ""
+    value = body[0].value
+    if not isinstance(value, ast.Constant) or not isinstance(value.value, str):
+        return ""
+    doc = value.value.strip()
+    return _old_clip(doc.splitlines()[0]) if doc else ""
+
+
+BREAKS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+SPACES = [" ", "  ", "\t", "\xa0", "\u2003", "\u3000", "\x1f", ""]
+
+
+def test_clip_and_first_doc_line_equal_the_split_they_skip() -> None:
+    texts = ["", "x", "def f(a: int = 1) -> None", "é ü", "x" * (FIELD_MAX_CHARS + 5)]
+    texts += [f"{a}word{b}more{c}" for a in SPACES for b in SPACES + BREAKS for c in SPACES]
+    texts += [f"{a}first{b}second{c}third" for a in SPACES + BREAKS for b in BREAKS
+              for c in BREAKS + SPACES]
+    for text in texts:
+        assert clip(text) == _old_clip(text), repr(text)
+        node = ast.Module(body=[ast.Expr(ast.Constant(text))], type_ignores=[])
+        assert first_doc_line(node) == _old_first_doc_line(node), repr(text)
+    for tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                assert first_doc_line(node) == _old_first_doc_line(node)

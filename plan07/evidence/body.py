@@ -76,16 +76,15 @@ class Body:
             t = None  # assigned two different things: not guessed
         self.types[name] = t
 
-    def scan(self, fn: Scope, params: list[ast.arg]) -> None:
+    def scan(self, fn: Scope, params: list[ast.arg], simple: list[Chain | None]) -> None:
         """`params`: every parameter of `fn` (positional-only, positional, keyword-only, `*`,
-        `**`: the order of ast.arguments' fields)."""
+        `**`: the order of ast.arguments' fields); `simple`: each one's `simple_type`."""
         types = self.types
-        for p in params:
-            if p.arg != self.self_name:
-                t = None if p.annotation is None else simple_type(p.annotation)
-                if p.arg in types and types[p.arg] != t:  # `_bind`, inlined
-                    t = None
-                types[p.arg] = t
+        me = self.self_name
+        for p, t in zip(params, simple, strict=True):
+            name = p.arg
+            if name != me:
+                types[name] = t if types.get(name, t) == t else None  # `_bind`, inlined
         calls: list[Any] = []  # ast.Call, read by exact class (mypy cannot narrow on it)
         held: list[Any] = []  # held_values of the registries and assignments, in order
         # pass 1, one walk of the body (syntax.nodes, inlined: this loop is most of recon's time):

@@ -13,6 +13,7 @@ from plan07.evidence.body import Body, call_ref, constructed, held_values
 from plan07.evidence.facts import Chain, Def, ModuleFacts
 from plan07.evidence.syntax import (
     Scope,
+    annotation,
     chain_of,
     class_signature,
     first_doc_line,
@@ -203,28 +204,40 @@ class _Walker:
         d.field_defaults = sum(f.value is not None for f in fields)
 
     def function(self, node: Scope, *, prefix: str, cls: Def | None) -> None:
-        decos = [c for x in node.decorator_list if (c := chain_of(_deco(x)))]
+        decos = [c for x in node.decorator_list if (c := chain_of(_deco(x)))
+                 ] if node.decorator_list else []
         method = cls is not None
         test = self.mf.is_test_file and node.name.startswith("test") and (
             cls is None or cls.kind == "test")
         kind = "test" if test else ("method" if method else "function")
         a = node.args
-        named = a.posonlyargs + a.args + a.kwonlyargs
-        params = [p.arg for p in named]
-        d = Def(f"{prefix}{node.name}", kind, node.lineno, func_signature(node),
-                first_doc_line(node), decorators=decos, params=params,
-                defaults=len(a.defaults) + sum(x is not None for x in a.kw_defaults))
-        _decorator_calls(node, d)
-        every = named + [x for x in (a.vararg, a.kwarg) if x]
+        named = a.posonlyargs + a.args + a.kwonlyargs if a.posonlyargs or a.kwonlyargs else a.args
+        every = named + [x for x in (a.vararg, a.kwarg) if x] if a.vararg or a.kwarg else named
+        # each annotation read once: its text (the signature), chains and class (the body's types)
+        texts: dict[ast.arg, str] = {}
+        chains: list[Chain] = []
+        simple: list[Chain | None] = []
         for p in every:
-            if p.annotation is not None:
-                d.annotations += type_chains(p.annotation)
+            if p.annotation is None:
+                simple.append(None)
+            else:
+                texts[p], more, t = annotation(p.annotation)
+                chains += more
+                simple.append(t)
+        returns, ret = "", None
         if node.returns is not None:
-            d.annotations += type_chains(node.returns)
-        d.returns = simple_type(node.returns)
-        static = any(x[-1] == "staticmethod" for x in decos)
+            returns, more, ret = annotation(node.returns)
+            chains += more
+        params = [p.arg for p in named]
+        d = Def(f"{prefix}{node.name}", kind, node.lineno, func_signature(node, texts, returns),
+                first_doc_line(node), decorators=decos, params=params, annotations=chains,
+                returns=ret, defaults=len(a.defaults) + (
+                    sum(x is not None for x in a.kw_defaults) if a.kw_defaults else 0))
+        if node.decorator_list:
+            _decorator_calls(node, d)
+        static = decos and any(x[-1] == "staticmethod" for x in decos)
         self_name = params[0] if method and params and not static else None
-        Body(d, self_name, cls).scan(node, every)
+        Body(d, self_name, cls).scan(node, every, simple)
         self.mf.defs.append(d)
 
 

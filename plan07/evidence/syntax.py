@@ -18,7 +18,9 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def clip(text: str) -> str:
-    text = " ".join(text.split())
+    """Whitespace runs as one space, at most FIELD_MAX_CHARS."""
+    if not (text.isprintable() and "  " not in text and text[:1] != " " != text[-1:]):
+        text = " ".join(text.split())  # (printable: a space is its only whitespace)
     return text if len(text) <= FIELD_MAX_CHARS else text[: FIELD_MAX_CHARS - 1] + "…"
 
 
@@ -121,11 +123,10 @@ def _is_none(e: ast.expr) -> bool:
     return isinstance(e, ast.Constant) and e.value is None
 
 
-def first_doc_line(node: ast.AST) -> str:
+def first_doc_line(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """The docstring's first non-blank line, clipped: what `ast.get_docstring(node)` (cleaned)
     gives there, without `inspect.cleandoc` over the whole text (it only removes whitespace at
     line starts and blank lines at the ends, which the strip and clip below remove anyway)."""
-    assert isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
     body = node.body
     if not body or body[0].__class__ is not ast.Expr:
         return ""
@@ -133,7 +134,10 @@ def first_doc_line(node: ast.AST) -> str:
     if value.__class__ is not ast.Constant or value.value.__class__ is not str:
         return ""
     doc: str = value.value.strip()
-    return clip(doc.splitlines()[0]) if doc else ""
+    if not doc:
+        return ""
+    line = doc.partition("\n")[0]  # splitlines' first line, unless another break comes first
+    return clip(line if line.isprintable() else doc.splitlines()[0])  # (every other is unprintable)
 
 
 # Nodes with no child worth visiting: skipping them is most of walk()'s speed on data-heavy files.
@@ -285,36 +289,56 @@ _NESTED_OK = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, as
 _OPERAND = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.BinOp})
 
 
-def func_signature(node: Scope) -> str:
-    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-    ret = f" -> {unparse(node.returns)}" if node.returns else ""
-    return clip(f"{prefix} {node.name}({render_args(node.args)}){ret}")
+def func_signature(node: Scope, texts: dict[ast.arg, str], returns: str) -> str:
+    """`texts`: each annotated parameter's annotation, rendered; `returns`: the return
+    annotation's ("" if none); both from `annotation` (see parse.function)."""
+    prefix = "async def" if node.__class__ is ast.AsyncFunctionDef else "def"
+    ret = f" -> {returns}" if returns else ""
+    return clip(f"{prefix} {node.name}({render_args(node.args, texts)}){ret}")
 
 
-def render_args(a: ast.arguments) -> str:
+def render_args(a: ast.arguments, texts: dict[ast.arg, str]) -> str:
     """PEP 8 spacing (`x: int = 1`), which `ast.unparse` does not give annotated defaults."""
-    positional = a.posonlyargs + a.args
+    positional = a.posonlyargs + a.args if a.posonlyargs else a.args
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
     defaults += a.defaults
-    out = [_one(p, d) for p, d in zip(positional, defaults, strict=True)]
+    out = [_one(p, d, texts) for p, d in zip(positional, defaults, strict=True)]
     if a.posonlyargs:
         out.insert(len(a.posonlyargs), "/")
     if a.vararg:
-        out.append(_one(a.vararg, None, "*"))
+        out.append(_one(a.vararg, None, texts, "*"))
     elif a.kwonlyargs:
         out.append("*")
     if a.kwonlyargs:
-        out += [_one(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+        out += [_one(p, d, texts) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
     if a.kwarg:
-        out.append(_one(a.kwarg, None, "**"))
+        out.append(_one(a.kwarg, None, texts, "**"))
     return ", ".join(out)
 
 
-def _one(p: ast.arg, default: ast.expr | None, star: str = "") -> str:
-    if p.annotation is None:
+def _one(p: ast.arg, default: ast.expr | None, texts: dict[ast.arg, str], star: str = "") -> str:
+    ann = texts.get(p)
+    if ann is None:
         return star + p.arg if default is None else f"{star}{p.arg}={unparse(default)}"
-    text = f"{star}{p.arg}: {unparse(p.annotation)}"
+    text = f"{star}{p.arg}: {ann}"
     return text if default is None else f"{text} = {unparse(default)}"
+
+
+_ANNOTATIONS: dict[str, tuple[list[Chain], Chain | None]] = {}
+
+
+def annotation(ann: ast.expr) -> tuple[str, list[Chain], Chain | None]:
+    """`unparse`, `type_chains` and `simple_type` of one annotation, the last two remembered by
+    the text (a repository spells the same few hundred annotations thousands of times, and a
+    string annotation is parsed for each): the text spells the expression, so it decides both
+    (tests/test_recon_body.py checks that on real code). Callers must not change the list."""
+    text = unparse(ann)
+    known = _ANNOTATIONS.get(text)
+    if known is None:
+        if len(_ANNOTATIONS) >= 4096:  # bounded: a process may read many repositories
+            _ANNOTATIONS.clear()
+        known = _ANNOTATIONS[text] = (type_chains(ann), simple_type(ann))
+    return text, known[0], known[1]
 
 
 def class_signature(node: ast.ClassDef, *, fields: bool) -> str:
