@@ -15,10 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import plan07
 from plan07.caps import FIELD_MAX_CHARS
 from plan07.evidence import body as B
+from plan07.evidence import parse
 from plan07.evidence.facts import Def
+from plan07.evidence.parse import _blocks, _heads, _Walker
 from plan07.evidence.syntax import (
     SKIP,
     annotation,
@@ -28,6 +32,7 @@ from plan07.evidence.syntax import (
     simple_type,
     type_chains,
     unparse,
+    walk,
 )
 
 SOURCES = [Path(m.__file__) for m in (ast, dataclasses, inspect, typing)] + sorted(
@@ -57,7 +62,9 @@ def free(p, q=1, /, r=2, *, s, t=3):
     p.q = r
     handler = free
     table = {"a": free, **q, None: p.r, k(): w}
-    items = [free, q.r, (s, t), {s, t}]
+    items = [free, q.r, (s, t), {s, t}, *rest, a.b().c, [x.y for x in z]]
+    self.a, [self.b, *c.d] = f(), g()
+    [p.q] = r
     (u := W())
     if f() and g.h(i) or not j.k():
         pass
@@ -272,3 +279,118 @@ def test_clip_and_first_doc_line_equal_the_split_they_skip() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 assert first_doc_line(node) == _old_first_doc_line(node)
+
+
+MODULE_TRICKY = '''
+"""Doc."""
+import a.b
+from c import d as e
+console = Console()
+console = Console()
+mixed = A()
+mixed = B()
+x, y = pair()
+self.attr = f
+handlers = {"a": on_a, "b": pkg.on_b, **extra}
+register(on_c, key=pkg.mod.on_d)
+items[0].go()
+(a or b).go()
+A(1).m.n(2)
+total: int = compute()
+count += step()
+for k in keys():
+    use(k)
+while more():
+    pass
+global g
+if cond():
+    flag = Flag()
+elif other.check():
+    pass
+try:
+    import z
+except E:
+    z = None
+with open("f") as fh, lock():
+    data = fh.read()
+class K(Base, metaclass=Meta):
+    field: Optional[T] = None
+    other = T()
+    alias = helper
+    calls = [make(1), pkg.make(2)]
+    def m(self):
+        return self.other.go()
+'''
+
+
+class _OldWalker(_Walker):
+    """_Walker's statement-level reads as they were (walk(), isinstance)."""
+
+    def body(self, stmts: list[Any], *, prefix: str, cls: Def | None) -> None:
+        for st in stmts:
+            if isinstance(st, ast.ClassDef):
+                self.klass(st, prefix=prefix, outer=cls)
+            elif isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.function(st, prefix=prefix, cls=cls)
+            elif isinstance(st, ast.If | ast.Try | ast.With | ast.AsyncWith):
+                for block in _blocks(st):
+                    self.body(block, prefix=prefix, cls=cls)
+                if isinstance(st, ast.If | ast.With | ast.AsyncWith):
+                    self._stmt_calls(_heads(st), cls)
+            else:
+                self._stmt_calls([st], cls)
+                if cls is not None and isinstance(st, ast.AnnAssign):
+                    cls.annotations += type_chains(st.annotation)
+                self._old_variables(st, cls)
+
+    def _old_variables(self, st: ast.stmt, cls: Def | None) -> None:
+        pairs: list[tuple[ast.expr, Any]] = []
+        if isinstance(st, ast.Assign):
+            pairs = [(t, B.constructed(st.value)) for t in st.targets]
+        elif isinstance(st, ast.AnnAssign):
+            pairs = [(st.target, simple_type(st.annotation) or B.constructed(st.value))]
+        elif isinstance(st, ast.AugAssign | ast.For | ast.AsyncFor):
+            pairs = [(st.target, None)]
+        for target, t in pairs:
+            names = [target] if isinstance(target, ast.Name) else [
+                e for e in walk(target, ast.Name) if isinstance(e, ast.Name)]
+            for name in names:
+                held = t if name is target else None
+                if cls is not None:
+                    if held is not None:
+                        cls.attr_types.setdefault(name.id, held)
+                    continue
+                known = self.mf.var_types
+                known[name.id] = held if known.get(name.id, held) == held else None
+
+    def _stmt_calls(self, nodes: list[ast.AST], cls: Def | None) -> None:
+        sink = cls.calls if cls is not None else self.mf.top_calls
+        by_name = cls.by_name if cls is not None else self.mf.top_by_name
+        refs = cls.refs if cls is not None else self.mf.top_refs
+        for n in nodes:
+            for x in walk(n, (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Assign)):
+                if isinstance(x, ast.Call):
+                    if ch := chain_of(x.func):
+                        sink.append(B.call_ref(x, ch))
+                    elif isinstance(x.func, ast.Attribute):
+                        by_name.append(B.call_ref(x, (x.func.attr,)))
+                for v in B.held_values(x):
+                    if ch := chain_of(v):
+                        refs.append(ch)
+
+
+def test_module_and_class_level_reads_equal_the_walk_they_replaced(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    sources = [MODULE_TRICKY, TRICKY] + [p.read_text("utf-8") for p in SOURCES]
+    for source in sources:
+        got = parse.parse_module(source, "pkg/mod.py")
+        with monkeypatch.context() as m:
+            m.setattr(parse, "_Walker", _OldWalker)
+            want = parse.parse_module(source, "pkg/mod.py")
+        assert got == want
+    mf = parse.parse_module(MODULE_TRICKY, "pkg/mod.py")
+    assert mf.var_types["console"] == ("Console",)
+    assert mf.var_types["mixed"] is None
+    assert ("register",) in [c[0] for c in mf.top_calls]
+    assert ("pkg", "mod", "on_d") in mf.top_refs
+    assert ("go",) in [c[0] for c in mf.top_by_name]

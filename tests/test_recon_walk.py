@@ -19,6 +19,7 @@ from plan07.evidence.facts import Chain
 from plan07.evidence.syntax import (
     _string_annotation,
     chain_of,
+    import_lines,
     import_statements,
     type_chains,
 )
@@ -94,6 +95,33 @@ def test_import_statements_are_statements_filtered_in_order() -> None:
         assert import_statements(tree.body) == want
         seen += len(want)
     assert seen > 300
+
+
+LINES_TRICKY = TRICKY + """
+def late():
+    from q \\
+        import r
+    s = "import nothing"
+class D:
+    def m(self):
+        x = 1
+    def n(self):
+        import t
+"""
+
+
+def test_import_statements_skip_only_blocks_with_no_import_line() -> None:
+    sources = [TRICKY, LINES_TRICKY] + [p.read_text("utf-8") for p in SOURCES[:12]]
+    seen = 0
+    for source in sources:
+        tree = ast.parse(source)
+        lines = import_lines(source)
+        assert lines is not None
+        assert import_statements(tree.body, lines) == import_statements(tree.body)
+        seen += len(lines)
+    assert seen > 100, seen
+    assert import_lines("import a\r\ndef f():\r\n    import b\r\n") is None
+    assert import_lines("x = 1\n\nimport a  # import\nfrom b import (\n c)\n") == [3, 4]
 
 
 def _reference(ann: ast.expr | None) -> list[Chain]:

@@ -96,6 +96,7 @@ class Body:
         name_cls, load = ast.Name, _LOAD
         expr_, return_, assign, if_ = ast.Expr, ast.Return, ast.Assign, ast.If
         compare, binop, subscript = ast.Compare, ast.BinOp, ast.Subscript
+        tuple_, list_ = ast.Tuple, ast.List
         todo: list[Any] = list(reversed(fn.body))  # each statement done before the next
         push, pop = todo.append, todo.pop
         while todo:
@@ -212,6 +213,25 @@ class Body:
                 if c not in skip:
                     push(v)
                 continue
+            if cls is tuple_ or cls is list_:  # held_values (loads only), then the elements
+                keep = n.ctx.__class__ is load
+                for v in n.elts:
+                    c = v.__class__
+                    if c is name_cls:
+                        if keep and v.ctx.__class__ is load:
+                            held.append(v)
+                        continue
+                    if c is attribute:
+                        if keep and v.ctx.__class__ is load:
+                            held.append(v)
+                        v = v.value
+                        c = v.__class__
+                        while c is attribute:
+                            v = v.value
+                            c = v.__class__
+                    if c not in skip:
+                        push(v)
+                continue
             tag, fields = plan[cls]
             if tag is _HOLDER:
                 held += held_values(n)
@@ -276,8 +296,23 @@ class Body:
                 elif (kind is attribute and v.ctx.__class__ is load
                       and (ch := chain_of(v)) and (r := rewrite(ch)) is not None):
                     refs.append(r)
-        for v in held:  # values held by registries and assignments
-            if (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
+        for v in held:  # values held by registries and assignments (loads: held_values)
+            kind = v.__class__
+            if kind is name_cls:  # _rewrite of a one-name chain, inlined
+                head = v.id
+                if head == me:
+                    refs.append(("self",))
+                elif head not in types:
+                    refs.append((head,))
+            elif (base := v.value).__class__ is name_cls:  # `a.b`: as `a.m()` above
+                head = base.id
+                if head == me:
+                    refs.append(("self", v.attr))
+                elif head not in types:
+                    refs.append((head, v.attr))
+                elif (t := types[head]) is not None:
+                    refs.append((*t, v.attr))
+            elif (ch := chain_of(v)) and (r := rewrite(ch)) is not None:
                 refs.append(r)
 
     def _binding(self, n: Any, cls: type) -> None:  # (scan reads Assign itself)

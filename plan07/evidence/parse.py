@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from typing import Any
 
 from plan07.evidence.body import Body, call_ref, constructed, held_values
 from plan07.evidence.facts import Chain, Def, ModuleFacts
 from plan07.evidence.syntax import (
+    CHILDREN,
+    SKIP,
     Scope,
     annotation,
     chain_of,
+    children,
     class_signature,
     first_doc_line,
     func_signature,
+    import_lines,
     import_statements,
     simple_type,
     type_chains,
@@ -67,7 +72,7 @@ def parse_module(source: str, file: str) -> ModuleFacts:
     name, is_package = module_name(file)
     mf = ModuleFacts(name=name, file=file, is_package=is_package, is_test_file=is_test_file(file))
     mf.doc = first_doc_line(tree)
-    _imports(tree, mf)
+    _imports(tree, mf, import_lines(source))
     dirs = file.split("/")[:-1]
     if "migrations" in dirs and not is_package:
         mf.kind = "migration"  # Django: <app>/migrations/0002_x.py
@@ -78,9 +83,9 @@ def parse_module(source: str, file: str) -> ModuleFacts:
     return mf
 
 
-def _imports(tree: ast.Module, mf: ModuleFacts) -> None:
+def _imports(tree: ast.Module, mf: ModuleFacts, lines: list[int] | None) -> None:
     package = mf.name if mf.is_package else mf.name.rpartition(".")[0]
-    for node in import_statements(tree.body):
+    for node in import_statements(tree.body, lines):
         if isinstance(node, ast.Import):
             for a in node.names:
                 mf.imports.append(a.name)
@@ -125,63 +130,95 @@ class _Walker:
     def __init__(self, mf: ModuleFacts) -> None:
         self.mf = mf
 
-    def body(self, stmts: list[ast.stmt], *, prefix: str, cls: Def | None) -> None:
-        for st in stmts:
-            if isinstance(st, ast.ClassDef):
+    def body(self, stmts: list[Any], *, prefix: str, cls: Def | None) -> None:
+        for st in stmts:  # (Any: read by exact class; the parser never subclasses)
+            c = st.__class__
+            if c is ast.ClassDef:
                 self.klass(st, prefix=prefix, outer=cls)
-            elif isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+            elif c is ast.FunctionDef or c is ast.AsyncFunctionDef:
                 self.function(st, prefix=prefix, cls=cls)
-            elif isinstance(st, ast.If | ast.Try | ast.With | ast.AsyncWith):
+            elif c in _COMPOUND:
                 # conditionally defined names are still definitions of this scope
                 for block in _blocks(st):
                     self.body(block, prefix=prefix, cls=cls)
-                if isinstance(st, ast.If | ast.With | ast.AsyncWith):
+                if c is not ast.Try:
                     self._stmt_calls(_heads(st), cls)
+            elif c in _INERT or (c is ast.Expr and st.value.__class__ is ast.Constant):
+                continue  # no call, value or variable in it (imports: read by _imports)
             else:
                 self._stmt_calls([st], cls)
-                if cls is not None and isinstance(st, ast.AnnAssign):
-                    cls.annotations += type_chains(st.annotation)
-                self._variables(st, cls)
+                if c is ast.AnnAssign:
+                    if cls is not None:
+                        cls.annotations += type_chains(st.annotation)
+                    self._variables(st, cls)
+                elif c in _BINDING:
+                    self._variables(st, cls)
 
-    def _variables(self, st: ast.stmt, cls: Def | None) -> None:
+    def _variables(self, st: Any, cls: Def | None) -> None:
         """`x = Cls(...)` / `x: Cls` at module or class level: what x holds, when it is one
-        thing (a module-level singleton such as `console = Console()`)."""
-        pairs: list[tuple[ast.expr, Chain | None]] = []
-        if isinstance(st, ast.Assign):
-            pairs = [(t, constructed(st.value)) for t in st.targets]
-        elif isinstance(st, ast.AnnAssign):
+        thing (a module-level singleton such as `console = Console()`). Only a plain name
+        target counts (a tuple's or attribute's names are never read here)."""
+        c = st.__class__
+        if c is ast.Assign:
+            t = constructed(st.value)
+            pairs = [(x, t) for x in st.targets]
+        elif c is ast.AnnAssign:
             pairs = [(st.target, simple_type(st.annotation) or constructed(st.value))]
-        elif isinstance(st, ast.AugAssign | ast.For | ast.AsyncFor):
+        else:  # AugAssign, For, AsyncFor
             pairs = [(st.target, None)]
-        for target, t in pairs:
-            names = [target] if isinstance(target, ast.Name) else [
-                e for e in walk(target, ast.Name) if isinstance(e, ast.Name)]
-            for name in names:
-                held = t if name is target else None
-                assert isinstance(name, ast.Name)
-                if cls is not None:
-                    if held is not None:
-                        cls.attr_types.setdefault(name.id, held)
-                    continue
-                known = self.mf.var_types
-                known[name.id] = held if known.get(name.id, held) == held else None
+        known = self.mf.var_types
+        for target, held in pairs:
+            if target.__class__ is not ast.Name:
+                continue
+            if cls is not None:
+                if held is not None:
+                    cls.attr_types.setdefault(target.id, held)
+                continue
+            name = target.id
+            known[name] = held if known.get(name, held) == held else None
 
     def _stmt_calls(self, nodes: list[ast.AST], cls: Def | None) -> None:
         """Calls and values at module or class level; an unresolved call is judged by resolve
-        (these scopes have no local types), a receiver that is no dotted name is by-name here."""
+        (these scopes have no local types), a receiver that is no dotted name is by-name here.
+        The nodes are read in syntax.nodes' order (an attribute chain skipped to its base)."""
         sink = cls.calls if cls is not None else self.mf.top_calls
         by_name = cls.by_name if cls is not None else self.mf.top_by_name
         refs = cls.refs if cls is not None else self.mf.top_refs
+        skip, table, holders = SKIP, CHILDREN, _HOLDERS
+        call_cls, attribute = ast.Call, ast.Attribute
+        todo: list[Any] = []
+        push, pop = todo.append, todo.pop
         for n in nodes:
-            for x in walk(n, _VALUE_HOLDERS):
-                if isinstance(x, ast.Call):
+            if n.__class__ not in skip:
+                push(n)
+            while todo:
+                x = pop()
+                c = x.__class__
+                if c is attribute:
+                    x = x.value
+                    c = x.__class__
+                    while c is attribute:
+                        x = x.value
+                        c = x.__class__
+                    if c in skip:
+                        continue
+                if c is call_cls:
                     if ch := chain_of(x.func):
                         sink.append(call_ref(x, ch))
-                    elif isinstance(x.func, ast.Attribute):  # `xs[0].m()`, `(a or b).m()`
+                    elif x.func.__class__ is attribute:  # `xs[0].m()`, `(a or b).m()`
                         by_name.append(call_ref(x, (x.func.attr,)))
-                for v in held_values(x):
-                    if ch := chain_of(v):
-                        refs.append(ch)
+                if c is call_cls or c in holders:
+                    for v in held_values(x):
+                        if ch := chain_of(v):
+                            refs.append(ch)
+                for f in table.get(c) or children(c):
+                    v = getattr(x, f)
+                    if v.__class__ is list:
+                        for y in v:
+                            if y is not None and y.__class__ not in skip:
+                                push(y)
+                    elif v is not None and v.__class__ not in skip:
+                        push(v)
 
     def klass(self, node: ast.ClassDef, *, prefix: str, outer: Def | None) -> None:
         qual = f"{prefix}{node.name}"
@@ -272,5 +309,10 @@ def _decorator_calls(node: ast.ClassDef | Scope, d: Def) -> None:
             d.calls.append((ch, 1, ()))
 
 
-# Nodes that hold values: a call's arguments, a registry's entries, an assignment's right side.
-_VALUE_HOLDERS = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Assign)
+# Nodes that hold values besides a call's arguments: a registry's entries, an assignment's right
+# side (held_values)
+_HOLDERS = frozenset({ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Assign})
+_COMPOUND = frozenset({ast.If, ast.Try, ast.With, ast.AsyncWith})
+_INERT = frozenset({ast.Import, ast.ImportFrom, ast.Pass, ast.Global, ast.Nonlocal, ast.Break,
+                    ast.Continue})
+_BINDING = frozenset({ast.Assign, ast.AugAssign, ast.For, ast.AsyncFor})

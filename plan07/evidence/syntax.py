@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -193,10 +194,13 @@ def walk(node: ast.AST, keep: type[ast.AST] | tuple[type[ast.AST], ...]) -> list
     return [n for n in nodes(node) if isinstance(n, keep)]
 
 
-def import_statements(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+def import_statements(body: list[ast.stmt], lines: list[int] | None = None
+                      ) -> list[ast.Import | ast.ImportFrom]:
     """The imports in `body` and every block nested in it (functions, classes, if/try/with/
     match), without descending into expressions: a statement before the blocks inside it, a
-    compound statement's blocks last first (handlers/cases, finalbody, orelse, body)."""
+    compound statement's blocks last first (handlers/cases, finalbody, orelse, body).
+    `lines` (import_lines of the source parsed): a compound statement that spans none of them
+    holds no import and is not entered."""
     out: list[Any] = []
     todo: list[Any] = list(reversed(body))
     pop, push, add, blocks, imports = todo.pop, todo.extend, out.append, _BLOCKS, _IMPORTS
@@ -208,12 +212,34 @@ def import_statements(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]
             if cls in imports:
                 add(st)
             continue
+        if lines is not None:
+            i = bisect_left(lines, st.lineno)
+            if i == len(lines) or lines[i] > st.end_lineno:
+                continue
         fields, inner = spec
         for f in fields:
             push(reversed(getattr(st, f)))
         for f in inner:  # an except handler's or a match case's body
             for h in getattr(st, f):
                 push(reversed(h.body))
+    return out
+
+
+def import_lines(source: str) -> list[int] | None:
+    """The numbers of the lines `import` is written on, in order (an import statement spans the
+    line of its keyword); None if a line may end in "\\r" (lines are counted by "\\n" here)."""
+    if "\r" in source:
+        return None
+    out: list[int] = []
+    find, count = source.find, source.count
+    line, last = 1, 0
+    i = find("import")
+    while i >= 0:
+        line += count("\n", last, i)
+        last = i
+        if not out or out[-1] != line:
+            out.append(line)
+        i = find("import", i + 6)
     return out
 
 
