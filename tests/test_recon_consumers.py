@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from plan07.evidence.impact import impact
+from plan07.evidence.index import BY_NAME_MAX_FAMILIES
 from plan07.evidence.recon import recon
-from plan07.evidence.resolve import BY_NAME_MAX_FAMILIES
 from plan07.model import Recon
 
 FILES = {
