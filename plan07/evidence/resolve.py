@@ -42,29 +42,29 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
     ix = Index(modules)
     _classify(ix)
     out = ReconResult([], [], warnings=ix.warnings)
-    edges: set[tuple[str, str, str]] = set()
-
-    def add(src: str, dst: str | None, kind: str) -> None:
-        if dst is not None and dst != src:
-            edges.add((src, dst, kind))
-
+    # the edges by source: {src: {(dst, kind)}}, sorted by source, then within each source
+    edges: dict[str, set[tuple[str, str]]] = {}
     rows: list[tuple[str, str, str, int, str | None]] = []  # the nodes: id, kind, file, line,
-    kinds = ix.kind  # signature
+    kinds, defs = ix.kind, ix.defs  # signature
     for name, m in ix.modules.items():
         rows.append((name, m.kind, m.file, 1, None))
         if m.doc:
             out.docs[name] = m.doc
+        mine = edges[name] = set()
         for imp in m.imports:
             target = ix.canon(imp)
-            if target is not None and target not in ix.modules:
-                add(name, ix.canon(target.rpartition(".")[0]) if target in ix.defs else None,
-                    "imports")  # the symbol's own module is imported too
-            add(name, target, "imports")
-        _calls(ix, out, edges, name, m, None, m.top_calls, test=False, by_name=m.top_by_name,
-               refs=m.top_refs)
+            if target is None or target == name:
+                continue
+            if target not in ix.modules and target in defs:  # the symbol's own module too
+                owner = ix.canon(target.rpartition(".")[0])
+                if owner is not None and owner != name:
+                    mine.add((owner, "imports"))
+            mine.add((target, "imports"))
+        _calls(ix, out, mine, name, m, None, m.top_calls, m.top_by_name, m.top_refs, False)
         for model in _migration_targets(ix, m):
-            add(name, model, "writes")
-    for eid, (m, d) in ix.defs.items():
+            if model != name:
+                mine.add((model, "writes"))
+    for eid, (m, d) in defs.items():
         kind = kinds[eid]
         fields = kind in ("schema", "config") and d.field_signature
         rows.append((eid, kind, m.file, d.line, (d.field_signature if fields else d.signature)
@@ -75,42 +75,52 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
         owner = parent if kinds.get(parent) in CLASSLIKE else None  # ix.owner_class(eid)
         if parent == f"{m.name}.__init__":  # renamed beside a same-named module (above)
             parent = m.name
-        add(parent, eid, "defines")
+        edges.setdefault(parent, set()).add((eid, "defines"))  # (a parent is never its child)
+        mine = edges.setdefault(eid, set())
         classlike = kind in CLASSLIKE
         if classlike:
-            for b in ix.bases(eid):
-                add(eid, b, "inherits")
+            for b in ix.bases(eid):  # (never eid itself)
+                mine.add((b, "inherits"))
         if d.annotations:
-            known = ix.lookups(m, owner)
+            answers = ix.tables(m)[0]
             for c in d.annotations:
-                t = known.get(c, ASK)
+                t = answers.get(c, ASK)
                 if t is ASK:
-                    t = known[c] = ix.resolve(m, c, owner)
-                if t is not None and kinds[t] in CLASSLIKE and kinds[t] != "test":
-                    add(eid, t, "uses_type")
-        _calls(ix, out, edges, eid, m, eid if classlike else owner, d.calls, test=kind == "test",
-               by_name=d.by_name, refs=d.refs)
+                    t = ix.ask(m, c, owner, answers)
+                if t is not None and t != eid and kinds[t] in CLASSLIKE and kinds[t] != "test":
+                    mine.add((t, "uses_type"))
+        _calls(ix, out, mine, eid, m, eid if classlike else owner, d.calls, d.by_name, d.refs,
+               kind == "test")
         _arity(ix, out, eid, d)
     rows.sort(key=itemgetter(0))  # by id (stable, as sorting the nodes by id was)
-    out.nodes = [ReconNode(id=i, kind=k, file=f, line=ln, signature=sig)
+    # the models' own validator on plain dicts: what their __init__ runs, less its frame
+    node = ReconNode.__pydantic_validator__.validate_python
+    edge = ReconEdge.__pydantic_validator__.validate_python
+    out.nodes = [node({"id": i, "kind": k, "file": f, "line": ln, "signature": sig})
                  for i, k, f, ln, sig in rows]
-    out.edges = [ReconEdge(src=s, dst=t, kind=k) for s, t, k in sorted(edges)]
+    out.edges = [edge({"src": s, "dst": t, "kind": k})
+                 for s in sorted(edges) for t, k in sorted(edges[s])]
     return out
 
 
-def _calls(ix: Index, out: ReconResult, edges: set[tuple[str, str, str]], src: str,
-           m: ModuleFacts, cls: str | None, calls: list[CallRef], *, test: bool,
-           by_name: Sequence[CallRef] = (), refs: Sequence[Chain] = ()) -> None:
+def _calls(ix: Index, out: ReconResult, mine: set[tuple[str, str]], src: str, m: ModuleFacts,
+           cls: str | None, calls: list[CallRef], by_name: Sequence[CallRef],
+           refs: Sequence[Chain], test: bool) -> None:
+    """`src`'s calls, by-name calls and references, as edges into `mine` (src's own)."""
     resolved: set[str] = set()
     # (method name, arguments passed) of each may-call by name; `_passes` is the arguments
     guesses = [(chain[-1], _passes(nargs, kws)) for chain, nargs, kws in by_name]
-    kind, passed, known = ix.kind, out.passed, ix.lookups(m, cls)
+    kind, passed = ix.kind, out.passed
+    answers, guessed = ix.tables(m)
     for chain, nargs, kws in calls:
-        dst = known.get(chain, ASK)
+        dst = answers.get(chain, ASK)
         if dst is ASK:
-            dst = known[chain] = ix.resolve(m, chain, cls)
+            dst = ix.ask(m, chain, cls, answers)
         if dst is None:
-            if ix.unknown(m, chain, cls):
+            g = guessed.get(chain)
+            if g is None:
+                g = ix.unknown(m, chain, cls, guessed)
+            if g:
                 guesses.append((chain[-1], _passes(nargs, kws)))
             continue
         k = kind[dst]
@@ -118,9 +128,9 @@ def _calls(ix: Index, out: ReconResult, edges: set[tuple[str, str, str]], src: s
             continue
         resolved.add(dst)
         if dst != src:
-            edges.add((src, dst, "calls"))
+            mine.add((dst, "calls"))
             if test and k != "test":
-                edges.add((src, dst, "tests"))  # a test exercises what it calls (§3.2)
+                mine.add((dst, "tests"))  # a test exercises what it calls (§3.2)
         n = 10_000 if "**" in kws else nargs + len(kws)  # `_passes`, inlined
         key = (src, dst)
         old = passed.get(key)
@@ -130,18 +140,17 @@ def _calls(ix: Index, out: ReconResult, edges: set[tuple[str, str, str]], src: s
     for name, n in guesses:  # may-calls by name (lower confidence in impact), never beside a
         for dst in ix.by_name(name):  # resolved one
             if dst not in resolved and not dst.startswith(inside) and dst != src:
-                edges.add((src, dst, "by_name"))
+                mine.add((dst, "by_name"))
                 key = (src, dst)
                 old = passed.get(key)
                 if old is None or n < old:
                     passed[key] = n
     for ch in refs:  # a function passed as a value: a reference (callback, registry, handler)
-        dst = known.get(ch, ASK)
+        dst = answers.get(ch, ASK)
         if dst is ASK:
-            dst = known[ch] = ix.resolve(m, ch, cls)
+            dst = ix.ask(m, ch, cls, answers)
         if dst is not None and dst != src and kind[dst] in CALLABLE_KINDS:
-            edges.add((src, dst, "references"))
-
+            mine.add((dst, "references"))
 
 
 def _passes(nargs: int, keywords: tuple[str, ...]) -> int:
