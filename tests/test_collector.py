@@ -80,3 +80,48 @@ def test_no_pause_while_another_thread_runs() -> None:
     finally:
         stop.set()
         t.join()
+
+
+def _young() -> set[int]:
+    return {id(o) for o in gc.get_objects(generation=0)}
+
+
+def test_promoted_survivors_leave_the_young_generation_and_are_still_collected() -> None:
+    gc.enable()
+    gc.collect()
+    with collector.paused(promote=True):
+        kept = [[i] for i in range(1000)]  # what the block leaves alive
+        for _ in range(10):
+            _cycle()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    young = _young()
+    assert not any(id(x) in young for x in kept)  # in the oldest generation, not rescanned
+    assert gc.get_count()[0] < 50  # the young count starts again (not 1000+ pending)
+    assert gc.collect() == 10  # nothing lost: a full collection still frees the cycles
+
+
+def test_no_promotion_when_something_else_is_frozen() -> None:
+    gc.enable()
+    gc.collect()
+    theirs = [[1]]
+    gc.freeze()  # someone else's frozen objects stay frozen
+    frozen = gc.get_freeze_count()
+    with collector.paused(promote=True):
+        kept = [[i] for i in range(100)]
+    assert gc.get_freeze_count() == frozen
+    young = _young()
+    assert all(id(x) in young for x in kept)  # left as plain paused() leaves them
+    assert theirs
+    assert gc.isenabled()
+
+
+def test_no_promotion_when_the_block_did_not_pause() -> None:
+    gc.disable()
+    gc.collect()
+    with collector.paused(promote=True):
+        kept = [[i] for i in range(100)]
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    young = _young()
+    assert all(id(x) in young for x in kept)
