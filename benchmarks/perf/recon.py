@@ -12,8 +12,10 @@ For each checkout (CPU time, median of `--runs` interleaved runs, one process, n
   warm   = the same with a facts cache (a temporary `PLAN07_CACHE_DIR`) that already holds every
            file (a second plan of the same checkout, or of another commit for the files it
            shares): read, hash, unpickle the facts, resolve. The graphs must be equal.
-Also printed: files, lines, nodes, edges, and the read+parse+walk / resolve split of one run
-(resolve with the collector paused, as recon runs it; "the rest" is the cold median minus both).
+Also printed: files, lines, nodes, edges, and the split of the cold run into read+parse+walk,
+resolve, and freeing the facts and the graph (recon frees its facts before it returns; the timed
+call frees the graph it got), each the median of `--runs` runs made as recon makes them (one
+collector pause over all of it); "the rest" is the cold median minus the three (noise, ~0).
 Purity: the parsed modules' facts are pickled, `build_recon` runs three times on them, and the
 results and the facts' pickles must be equal.
 """
@@ -25,6 +27,7 @@ import ast
 import gc
 import os
 import pickle
+import statistics
 import sys
 import tempfile
 import time
@@ -93,6 +96,25 @@ def cached(repo: Path, where: str) -> object:
         return recon(repo, workers=1)
 
 
+def split(repo: Path) -> tuple[float, float, float]:
+    """(read+parse+walk, resolve, free the facts and the graph) of one cold recon, CPU s, run as
+    recon() runs them and as the cold timing frees its result."""
+    from plan07 import collector
+    from plan07.evidence.recon import read_modules
+    from plan07.evidence.resolve import build_recon
+
+    pt = time.process_time
+    with collector.paused(promote=True):
+        c0 = pt()
+        modules, _ = read_modules(repo, workers=1)
+        c1 = pt()
+        result = build_recon(modules)
+        c2 = pt()
+        del modules, result
+        c3 = pt()
+    return c1 - c0, c2 - c1, c3 - c2
+
+
 def graph(r: Any) -> tuple[object, ...]:
     return r.nodes, r.edges, r.docs, r.arity, r.passed
 
@@ -103,8 +125,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
     from plan07.evidence.files import python_files
-    from plan07.evidence.recon import read_modules, recon
-    from plan07.evidence.resolve import build_recon
+    from plan07.evidence.recon import recon
 
     print(common.load_avg())
     for name, repo in common.repos(args):
@@ -122,27 +143,20 @@ def main(argv: list[str]) -> int:
             }, args.runs)
         with cache_at("off"):
             res = recon(repo, workers=1)
-            c0 = time.process_time()
-            modules, _ = read_modules(repo, workers=1)
-            c1 = time.process_time()
-            gc.disable()  # as recon() runs it: under the parse's collector pause
-            try:
-                build_recon(modules)
-            finally:
-                gc.enable()
-            c2 = time.process_time()
+            parts = [split(repo) for _ in range(args.runs)]
+            walk, resolve, free = (statistics.median(p[i] for p in parts) for i in range(3))
             pure, calls = purity(repo)
         same = warm_graph == cold_graph
         print(f"{name}: {len(files)} files, {lines} lines, {len(res.nodes)} nodes, "
               f"{len(res.edges)} edges; CPU s (median of {args.runs}): floor {t['floor']:.2f}, "
-              f"cold {t['cold']:.2f} (read+parse+walk {c1 - c0:.2f}, resolve {c2 - c1:.2f}, "
-              f"the rest {t['cold'] - (c2 - c0):.2f}), "
+              f"cold {t['cold']:.2f} (read+parse+walk {walk:.2f}, resolve {resolve:.2f}, "
+              f"free {free:.2f}, the rest {t['cold'] - walk - resolve - free:.2f}), "
               f"warm {t['warm']:.2f}, warm graph == cold graph: {same}; build_recon x3 leaves "
               f"its input as it was: {pure} (calls stored {calls})")
         common.result(f"recon ({name})", "recon, no facts cache / read + ast.parse",
                       t["cold"] / t["floor"], 1.5, files=len(files), lines=lines,
                       floor_s=round(t["floor"], 3), plan07_s=round(t["cold"], 3),
-                      resolve_s=round(c2 - c1, 3), build_recon_pure=pure)
+                      resolve_s=round(resolve, 3), build_recon_pure=pure)
         common.result(f"recon, warm ({name})", "recon, facts cached / read + ast.parse",
                       t["warm"] / t["floor"], 1.5, plan07_s=round(t["warm"], 3),
                       same_graph=same)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
-from plan07.evidence.index import ASK, CALLABLE_KINDS, CLASSLIKE, Index
+from plan07.evidence.index import ASK, CALLABLE_KINDS, CLASSLIKE, Answers, Index
 from plan07.model import ReconEdge, ReconNode
 
 CONFIG_SUFFIXES = ("Config", "Settings", "Options", "Conf")
@@ -50,7 +50,7 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
         rows.append((name, m.kind, m.file, 1, None))
         if m.doc:
             out.docs[name] = m.doc
-        mine = edges[name] = set()
+        group = edges[name] = set()
         for imp in m.imports:
             target = ix.canon(imp)
             if target is None or target == name:
@@ -58,13 +58,19 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
             if target not in ix.modules and target in defs:  # the symbol's own module too
                 owner = ix.canon(target.rpartition(".")[0])
                 if owner is not None and owner != name:
-                    mine.add((owner, "imports"))
-            mine.add((target, "imports"))
-        _calls(ix, out, mine, name, m, None, m.top_calls, m.top_by_name, m.top_refs, False)
+                    group.add((owner, "imports"))
+            group.add((target, "imports"))
+        answers, guessed = ix.tables(m)
+        _calls(ix, out, group, name, m, None, m.top_calls, m.top_by_name, m.top_refs, False,
+               answers, guessed)
         for model in _migration_targets(ix, m):
             if model != name:
-                mine.add((model, "writes"))
+                group.add((model, "writes"))
+    last = renamed = None
     for eid, (m, d) in defs.items():
+        if m is not last:  # the defs come module by module
+            last, renamed = m, f"{m.name}.__init__"
+            answers, guessed = ix.tables(m)
         kind = kinds[eid]
         fields = kind in ("schema", "config") and d.field_signature
         rows.append((eid, kind, m.file, d.line, (d.field_signature if fields else d.signature)
@@ -73,25 +79,30 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
             out.docs[eid] = d.doc
         parent = eid.rpartition(".")[0]
         owner = parent if kinds.get(parent) in CLASSLIKE else None  # ix.owner_class(eid)
-        if parent == f"{m.name}.__init__":  # renamed beside a same-named module (above)
+        if parent == renamed:  # renamed beside a same-named module (above)
             parent = m.name
-        edges.setdefault(parent, set()).add((eid, "defines"))  # (a parent is never its child)
-        mine = edges.setdefault(eid, set())
+        up = edges.get(parent)
+        if up is None:
+            up = edges[parent] = set()
+        up.add((eid, "defines"))  # (a parent is never its child)
+        mine = edges.get(eid)
+        if mine is None:
+            mine = edges[eid] = set()
         classlike = kind in CLASSLIKE
         if classlike:
             for b in ix.bases(eid):  # (never eid itself)
                 mine.add((b, "inherits"))
         if d.annotations:
-            answers = ix.tables(m)[0]
             for c in d.annotations:
                 t = answers.get(c, ASK)
                 if t is ASK:
                     t = ix.ask(m, c, owner, answers)
                 if t is not None and t != eid and kinds[t] in CLASSLIKE and kinds[t] != "test":
                     mine.add((t, "uses_type"))
-        _calls(ix, out, mine, eid, m, eid if classlike else owner, d.calls, d.by_name, d.refs,
-               kind == "test")
-        _arity(ix, out, eid, d)
+        if d.calls or d.by_name or d.refs:
+            _calls(ix, out, mine, eid, m, eid if classlike else owner, d.calls, d.by_name,
+                   d.refs, kind == "test", answers, guessed)
+        _arity(ix, out, eid, kind, d)
     rows.sort(key=itemgetter(0))  # by id (stable, as sorting the nodes by id was)
     # the models' own validator on plain dicts: what their __init__ runs, less its frame
     node = ReconNode.__pydantic_validator__.validate_python
@@ -105,13 +116,14 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
 
 def _calls(ix: Index, out: ReconResult, mine: set[tuple[str, str]], src: str, m: ModuleFacts,
            cls: str | None, calls: list[CallRef], by_name: Sequence[CallRef],
-           refs: Sequence[Chain], test: bool) -> None:
-    """`src`'s calls, by-name calls and references, as edges into `mine` (src's own)."""
+           refs: Sequence[Chain], test: bool, answers: Answers,
+           guessed: dict[Chain, bool]) -> None:
+    """`src`'s calls, by-name calls and references, as edges into `mine` (src's own);
+    `answers`, `guessed`: `ix.tables(m)`."""
     resolved: set[str] = set()
     # (method name, arguments passed) of each may-call by name; `_passes` is the arguments
-    guesses = [(chain[-1], _passes(nargs, kws)) for chain, nargs, kws in by_name]
+    guesses = [(chain[-1], _passes(nargs, kws)) for chain, nargs, kws in by_name] if by_name else []
     kind, passed = ix.kind, out.passed
-    answers, guessed = ix.tables(m)
     for chain, nargs, kws in calls:
         dst = answers.get(chain, ASK)
         if dst is ASK:
@@ -158,9 +170,8 @@ def _passes(nargs: int, keywords: tuple[str, ...]) -> int:
     return 10_000 if "**" in keywords else nargs + len(keywords)
 
 
-def _arity(ix: Index, out: ReconResult, eid: str, d: Def) -> None:
+def _arity(ix: Index, out: ReconResult, eid: str, kind: str, d: Def) -> None:
     """(parameters a caller may pass, how many have defaults), for default_change impact."""
-    kind = ix.kind[eid]
     if kind in ("function", "method"):
         bound = kind == "method" and d.params[:1] in (["self"], ["cls"])
         params = d.params[1:] if bound else d.params
