@@ -95,3 +95,20 @@ def test_each_class_gets_its_own_answer_in_any_order(order: tuple[str, ...]) -> 
     got = _graph(order)
     assert set(got) == EXPECTED
     assert got == sorted(set(got))  # sorted as triples, each once
+
+
+def test_the_models_are_validated_as_their_init_validates_them() -> None:
+    from pydantic import ValidationError
+
+    from plan07.model import ReconEdge, ReconNode
+
+    r = build_recon([parse_module(MOD_A, "a.py"), parse_module(MOD_B, "b.py")])
+    assert all(type(n) is ReconNode for n in r.nodes)
+    assert all(type(e) is ReconEdge for e in r.edges)
+    assert [ReconNode(**n.model_dump()) for n in r.nodes] == r.nodes  # as __init__ makes them,
+    assert all(n.model_fields_set == set(ReconNode.model_fields) for n in r.nodes)  # every field
+    assert all(e.model_fields_set == {"src", "dst", "kind"} for e in r.edges)  # given
+    bad = parse_module(MOD_B, "b.py")
+    bad.defs[0].kind = "gadget"  # not a node kind: refused, as the constructor refuses it
+    with pytest.raises(ValidationError):
+        build_recon([bad])

@@ -186,10 +186,9 @@ def _arity(ix: Index, out: ReconResult, eid: str, kind: str, d: Def) -> None:
 def _classify(ix: Index) -> None:
     """Schema and config types: pydantic models, dataclasses, TypedDicts, NamedTuples, Django
     models, and classes inheriting (in-repo) from one; `config` when named like one."""
-    for eid in sorted(ix.defs, key=len):
+    kinds = ix.kind  # (only this loop's own step changes a class's kind)
+    for eid in sorted([e for e in ix.defs if kinds[e] == "class"], key=len):
         m, d = ix.defs[eid]
-        if ix.kind[eid] != "class":
-            continue
         external = {q for c in d.bases if (q := ix.qualify(m, c, ix.owner_class(eid)))}
         inherited = {ix.kind.get(b) for c in ix.mro(eid)[1:] for b in [c]}
         if external & CONFIG_BASES or (
