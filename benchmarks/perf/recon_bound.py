@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
-from recon import read_all  # noqa: E402
+from recon import floor, read_all  # noqa: E402
 
 
 def _parse(src: str) -> ast.AST | None:
@@ -37,22 +37,14 @@ def _parse(src: str) -> ast.AST | None:
     return None
 
 
-def floor(srcs: list[str]) -> int:
-    gc.disable()
-    try:
-        return sum(_parse(s) is not None for s in srcs)
-    finally:
-        gc.enable()
-
-
-def visit(srcs: list[str], skip: frozenset[type]) -> int:
-    """Parse each source and visit its nodes (those of a class in `skip` are never pushed);
-    the number of nodes visited."""
+def visit(repo: Path, files: list[str], skip: frozenset[type]) -> int:
+    """Read and parse each file as the floor does, and visit its nodes (those of a class in
+    `skip` are never pushed); the number of nodes visited."""
     node = ast.AST
     seen = 0
     gc.disable()
     try:
-        for s in srcs:
+        for s in read_all(repo, files):
             tree = _parse(s)
             if tree is None:
                 continue
@@ -88,16 +80,16 @@ def main(argv: list[str]) -> int:
     os.environ["PLAN07_CACHE_DIR"] = "off"  # recon parses every file (no facts cache)
     print(common.load_avg())
     for name, repo in common.repos(args):
-        srcs = read_all(repo, python_files(repo))
-        n_all, n_inner = visit(srcs, frozenset()), visit(srcs, leaves)
+        files = python_files(repo)
+        n_all, n_inner = visit(repo, files, frozenset()), visit(repo, files, leaves)
         t = common.side_by_side({
-            "floor": lambda s=srcs: floor(s),
-            "all": lambda s=srcs: visit(s, frozenset()),
-            "inner": lambda s=srcs, k=leaves: visit(s, k),
+            "floor": lambda r=repo, f=files: floor(r, f),
+            "all": lambda r=repo, f=files: visit(r, f, frozenset()),
+            "inner": lambda r=repo, f=files, k=leaves: visit(r, f, k),
             "recon": lambda r=repo: read_modules(r, workers=1),
         }, args.runs)
         base = t["floor"]
-        print(f"{name}: {len(srcs)} files, {n_all} nodes ({n_inner} not leaves); CPU s "
+        print(f"{name}: {len(files)} files, {n_all} nodes ({n_inner} not leaves); CPU s "
               f"(median of {args.runs}): floor {base:.2f}, visit all {t['all']:.2f}, "
               f"visit inner {t['inner']:.2f}, recon read+parse+walk {t['recon']:.2f}")
         for key, what in (("all", "read + parse + visit every node"),
