@@ -171,17 +171,28 @@ _PIPE_BYTES = 1 << 20  # the check's output pipe, where Linux allows it (its def
 
 
 def _drain(proc: subprocess.Popen[bytes], timeout: float, chunks: list[bytes]) -> None:
-    """Read `proc`'s output into `chunks` until every writer closed it, then wait for `proc`; as
-    `communicate`, but after a short read it sleeps a little instead of waking at every write
-    (pytest writes each progress dot on its own: 600 tests were 600 wake-ups, ~50 ms of this
-    process's CPU). A big pipe keeps the writer from waiting meanwhile. Raises TimeoutExpired
-    after `timeout` seconds (what was read stays in `chunks`)."""
+    """Read `proc`'s output into `chunks` until every writer closed it (`drain_fd`), then wait
+    for `proc`. Raises TimeoutExpired after `timeout` seconds (what was read stays in
+    `chunks`)."""
+    import time
+
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    drain_fd(proc.stdout.fileno(), timeout, chunks)
+    proc.stdout.close()
+    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+
+
+def drain_fd(fd: int, timeout: float, chunks: list[bytes]) -> None:
+    """Read the pipe `fd` into `chunks` until every writer closed it; as `communicate`, but
+    after a short read it sleeps a little instead of waking at every write (pytest writes each
+    progress dot on its own: 600 tests were 600 wake-ups, ~50 ms of this process's CPU). A big
+    pipe keeps the writer from waiting meanwhile. Raises TimeoutExpired after `timeout`
+    seconds (what was read stays in `chunks`)."""
     import fcntl
     import select
     import time
 
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
     with contextlib.suppress(OSError, AttributeError):
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     deadline = time.monotonic() + timeout
@@ -190,7 +201,7 @@ def _drain(proc: subprocess.Popen[bytes], timeout: float, chunks: list[bytes]) -
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise subprocess.TimeoutExpired(proc.args, timeout)
+            raise subprocess.TimeoutExpired("check", timeout)
         if not poller.poll(min(left, 3600.0) * 1000):
             continue
         data = os.read(fd, _PIPE_BYTES)
@@ -199,8 +210,6 @@ def _drain(proc: subprocess.Popen[bytes], timeout: float, chunks: list[bytes]) -
         chunks.append(data)
         if len(data) < 1 << 16:
             time.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
-    proc.stdout.close()
-    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
 
 
 @dataclass
@@ -235,10 +244,27 @@ def run_tests(cmd: TestCommand, interp: Interpreter, repo: Path, tests: Sequence
         argv = outcomes.pytest_argv(argv)
         outcomes.install(Path(tmp))
         try:
-            rc, out = run_argv(argv, repo, timeout, outcomes.plugin_env(renv, Path(tmp)))
+            rc, out = _run_pytest(argv, repo, timeout, outcomes.plugin_env(renv, Path(tmp)),
+                                  Path(tmp))
             return TestRun(rc, out, outcomes.read_outcomes(Path(tmp)), argv)
         finally:
             outcomes.drop_bytecode(renv, Path(tmp))
+
+
+def _run_pytest(argv: list[str], repo: Path, timeout: float, env: dict[str, str],
+                plugin_dir: Path) -> tuple[int | None, str]:
+    """The default command's run: forked from a warm check server where one serves it
+    (plan07.warmcheck: from a process's second check on), else a fresh process."""
+    from plan07 import warmcheck
+
+    if argv[1:3] == ["-m", "pytest"]:
+        srv = warmcheck.server_for(argv[0], env, str(plugin_dir), str(repo))
+        if srv is not None:
+            try:
+                return warmcheck.run(srv, argv, str(repo), timeout, env, drain_fd)
+            except OSError:  # the server died: this check, and the next, run fresh
+                srv.ok = False
+    return run_argv(argv, repo, timeout, env)
 
 
 def parse_junit(path: Path) -> dict[str, Outcome] | None:
