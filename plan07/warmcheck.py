@@ -94,10 +94,13 @@ def _serve(sock_fd: int) -> None:  # pragma: no cover - runs in the server proce
             pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
             pidfd = None
-        watch = [sock.fileno()] if pidfd is None else [sock.fileno(), pidfd]
+        poller = select.poll()  # plan07's end closed (it died), not data it sent meanwhile
+        poller.register(sock.fileno(), getattr(select, "POLLRDHUP", 0x2000))
+        if pidfd is not None:
+            poller.register(pidfd, select.POLLIN)
         while True:
-            ready, _, _ = select.select(watch, [], [], 0.05 if pidfd is None else None)
-            if sock.fileno() in ready and not sock.recv(1, socket.MSG_PEEK):  # plan07 is gone
+            events = poller.poll(50 if pidfd is None else None)
+            if any(fd == sock.fileno() for fd, _ in events):  # plan07 is gone
                 os.killpg(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 return
@@ -157,6 +160,9 @@ class _Server:
         import json
         import socket
         import subprocess
+        import threading
+
+        self.lock = threading.Lock()  # one check at a time, whichever thread asks
 
         from plan07.sandbox import shield
 
@@ -205,11 +211,17 @@ class _Server:
 
 _servers: dict[tuple[str, tuple[tuple[str, str], ...]], _Server | None] = {}
 _seen: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
+_owner = os.getpid()
 
 
 def server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) -> _Server | None:
     """The server for a check of `python` in `env` (its PYTHONPATH minus `plugin_dir`), or None:
     run it fresh (the first check of that key, no usable server, a relative PYTHONPATH)."""
+    with _lock:
+        return _server_for(python, env, plugin_dir, repo)
+
+
+def _server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) -> _Server | None:
     base = dict(env)
     pp = [p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p and p != plugin_dir]
     if any(not os.path.isabs(p) for p in pp):  # noqa: PTH117 - strings, as the env has them
@@ -219,6 +231,11 @@ def server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) -> 
     else:
         base.pop("PYTHONPATH", None)
     key = (python, tuple(sorted(base.items())))
+    global _owner
+    if _owner != os.getpid():  # a forked copy of plan07: its parent's servers are not its own
+        _servers.clear()
+        _seen.clear()
+        _owner = os.getpid()
     _seen[key] = _seen.get(key, 0) + 1
     if _seen[key] < FIRST_WARM_CHECK:
         return None
@@ -250,7 +267,7 @@ def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, 
 
     from plan07.sandbox import redact, undumpable
 
-    with undumpable():
+    with srv.lock, undumpable():
         r, w = os.pipe()
         try:
             socket.send_fds(srv.sock, [json.dumps({"argv": argv, "cwd": cwd, "env": env})
@@ -296,7 +313,9 @@ def close_all() -> None:
     _seen.clear()
 
 
-if __name__ != "__plan07_check_server__":
+if __name__ != "__plan07_check_server__":  # plan07's side only: the server imports no more
     import atexit
+    import threading
 
+    _lock = threading.Lock()
     atexit.register(close_all)

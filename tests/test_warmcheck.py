@@ -256,3 +256,20 @@ def test_an_interpreter_without_pytest_gets_no_server_and_runs_fresh(tmp_path: P
     assert all(r.rc == 1 and "No module named pytest" in r.output for r in runs)
     assert not _servers()
     assert list(warmcheck._servers.values()) == [None]
+
+
+def test_checks_from_two_threads_each_get_their_own_outcomes(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    repos = [_repo(tmp_path / str(i), {f"tests/test_t{i}.py": f"def test_{i}():\n"
+                                       f"    assert {i} % 2 == 0\n"}) for i in range(4)]
+    run_tests(TestCommand(), OWN, repos[0], ["tests"], timeout=60, env=_env())  # fresh, first
+    with ThreadPoolExecutor(4) as pool:
+        runs = list(pool.map(lambda r: run_tests(TestCommand(), OWN, r, ["tests"], timeout=60,
+                                                 env=_env()), repos * 2))
+    assert len(_servers()) == 1
+    for i, run in enumerate(runs):
+        n = i % 4
+        assert run.rc == n % 2
+        assert {k: o.status for k, o in (run.outcomes or {}).items()} == {
+            f"tests/test_t{n}.py::test_{n}": "passed" if n % 2 == 0 else "failed"}
