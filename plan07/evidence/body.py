@@ -86,7 +86,9 @@ class Body:
             if name != me:
                 types[name] = t if types.get(name, t) == t else None  # `_bind`, inlined
         calls: list[Any] = []  # ast.Call, read by exact class (mypy cannot narrow on it)
+        passed: list[Any] = []  # the names and attributes passed to those calls, in order
         held: list[Any] = []  # held_values of the registries and assignments, in order
+        owner = self.cls
         # pass 1, one walk of the body (syntax.nodes, inlined: this loop is most of recon's time):
         # what each local name holds, and the calls and value holders for later. The visiting
         # order is syntax.nodes' (a node's fields pushed in order, popped last first); an
@@ -129,19 +131,33 @@ class Body:
                     c = v.__class__
                 if c not in skip:
                     push(v)
-                for v in n.args:
+                for v in n.args:  # a name or attribute passed is a value (always a load)
                     c = v.__class__
-                    while c is attribute:
+                    if c is name_cls:
+                        passed.append(v)
+                        continue
+                    if c is attribute:
+                        passed.append(v)
                         v = v.value
                         c = v.__class__
+                        while c is attribute:
+                            v = v.value
+                            c = v.__class__
                     if c not in skip:
                         push(v)
                 for k in n.keywords:
                     v = k.value
                     c = v.__class__
-                    while c is attribute:
+                    if c is name_cls:
+                        passed.append(v)
+                        continue
+                    if c is attribute:
+                        passed.append(v)
                         v = v.value
                         c = v.__class__
+                        while c is attribute:
+                            v = v.value
+                            c = v.__class__
                     if c not in skip:
                         push(v)
                 continue
@@ -150,17 +166,35 @@ class Body:
                 c = v.__class__
                 if (c is name_cls or c is attribute) and v.ctx.__class__ is load:  # held_values
                     held.append(v)
-                t = chain_of(v.func) if v.__class__ is call_cls else None  # constructed()
+                if c is call_cls:  # constructed(), chain_of inlined for `T()` and `m.T()`
+                    f = v.func
+                    c = f.__class__
+                    if c is name_cls:
+                        t = (f.id,)
+                    elif c is attribute and (b := f.value).__class__ is name_cls:
+                        t = (b.id, f.attr)
+                    else:
+                        t = chain_of(f)
+                else:
+                    t = None
                 for x in n.targets:
                     c = x.__class__
                     if c is name_cls:  # _target -> _bind, inlined
                         name = x.id
                         types[name] = t if types.get(name, t) == t else None
                         continue
+                    if c is attribute:  # _target, inlined: `self.x = T()` in a method
+                        b = x.value
+                        c = b.__class__
+                        if t is not None and c is name_cls and b.id == me and owner is not None:
+                            owner.attr_types.setdefault(x.attr, t)
+                        while c is attribute:
+                            b = b.value
+                            c = b.__class__
+                        if c not in skip:
+                            push(b)
+                        continue
                     self._target(x, t)
-                    while c is attribute:
-                        x = x.value
-                        c = x.__class__
                     if c not in skip:
                         push(x)
                 c = v.__class__
@@ -245,60 +279,67 @@ class Body:
                             push(x)
                 elif v is not None and v.__class__ not in skip:
                     push(v)
-        # pass 2: the calls, through those local types (call_ref, held_values and, for a plain
-        # name, chain_of and _rewrite inlined)
+        # pass 2: the calls, through those local types (call_ref, held_values and, for a
+        # dotted name of up to three parts, chain_of and _rewrite inlined)
         rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
-        load, starred = _LOAD, _STARRED
-        me = self.self_name if self.cls is not None else None  # `self.x` rewritten to ("self", x)
+        starred = _STARRED
+        me = me if owner is not None else None  # `self.x` rewritten to ("self", x)
         r: Chain | None
         for c in calls:
             func = c.func
             fc = func.__class__
             # the chain, rewritten (None: not resolvable here); `x.m()` with x of unknown type
-            # is a may-call of any in-repo `m` (resolve decides): `want` keeps it by name
+            # is a may-call of any in-repo `m` (resolve decides): by name
             if fc is name_cls:  # `f()`
                 head = func.id
-                r = ("self",) if head == me else None if head in types else (head,)
-                want = r is not None
-            elif fc is attribute and (v := func.value).__class__ is name_cls:  # `a.m()`
-                head = v.id
                 if head == me:
-                    r = ("self", func.attr)
+                    r = ("self",)
                 elif head in types:
-                    t = types[head]
-                    r = None if t is None else (*t, func.attr)
+                    continue  # a local's call: not resolvable here, and not by name
                 else:
-                    r = (head, func.attr)
-                want = True
+                    r = (head,)
+            elif fc is attribute:
+                v = func.value
+                vc = v.__class__
+                if vc is name_cls:  # `a.m()`
+                    head = v.id
+                    if head == me:
+                        r = ("self", func.attr)
+                    elif head in types:
+                        t = types[head]
+                        r = None if t is None else (*t, func.attr)
+                    else:
+                        r = (head, func.attr)
+                elif vc is attribute and (b := v.value).__class__ is name_cls:  # `a.b.m()`
+                    head = b.id
+                    if head == me:
+                        r = ("self", v.attr, func.attr)
+                    elif head in types:
+                        t = types[head]
+                        r = None if t is None else (*t, v.attr, func.attr)
+                    else:
+                        r = (head, v.attr, func.attr)
+                else:  # any other receiver: `xs[0].m()`, `(a or b).m()`, `A(1).m()`
+                    ch = chain_of(func)
+                    r = rewrite(ch) if ch else None
             else:
                 ch = chain_of(func)
-                r = rewrite(ch) if ch else None
-                want = r is not None or (fc is attribute and (ch is None or len(ch) > 1))
+                if not ch or (r := rewrite(ch)) is None:
+                    continue
             args, kws = c.args, c.keywords
-            if want:
-                n = len(args)
-                for v in args:
-                    if v.__class__ is starred:  # `f(*xs)` passes no fixed number of positionals
-                        n -= 1
-                ref = (r if r is not None else (func.attr,), n,
-                       tuple([k.arg or "**" for k in kws]) if kws else ())
-                (out if r is not None else by_name).append(ref)
-            # values passed along (callbacks): plain names and attributes, as held_values
-            for v in [*args, *[k.value for k in kws]] if kws else args:
-                kind = v.__class__
-                if kind is name_cls:
-                    if v.ctx.__class__ is load:
-                        head = v.id
-                        if head == me:
-                            refs.append(("self",))
-                        elif head not in types:
-                            refs.append((head,))
-                elif (kind is attribute and v.ctx.__class__ is load
-                      and (ch := chain_of(v)) and (r := rewrite(ch)) is not None):
-                    refs.append(r)
-        for v in held:  # values held by registries and assignments (loads: held_values)
-            kind = v.__class__
-            if kind is name_cls:  # _rewrite of a one-name chain, inlined
+            n = len(args)
+            for v in args:
+                if v.__class__ is starred:  # `f(*xs)` passes no fixed number of positionals
+                    n -= 1
+            if r is None:
+                by_name.append(((func.attr,), n, tuple([k.arg or "**" for k in kws]) if kws else ()))
+            else:
+                out.append((r, n, tuple([k.arg or "**" for k in kws]) if kws else ()))
+        # values passed along (callbacks), then those held by registries and assignments: plain
+        # names and attributes, all loads (held_values)
+        passed += held
+        for v in passed:
+            if v.__class__ is name_cls:  # _rewrite of a one-name chain, inlined
                 head = v.id
                 if head == me:
                     refs.append(("self",))
