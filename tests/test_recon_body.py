@@ -29,6 +29,7 @@ from plan07.evidence.syntax import (
     chain_of,
     clip,
     first_doc_line,
+    signature,
     simple_type,
     type_chains,
     unparse,
@@ -244,6 +245,75 @@ def test_an_annotations_text_decides_its_chains_and_class() -> None:
         assert annotation(ann) == (text, *got), text
         assert annotation(ann) == (text, *got), text  # remembered
     assert len(anns) > 400
+
+
+def _old_signature(node: Any) -> tuple[Any, ...]:
+    """parse.function's signature pieces as they were read before syntax.signature: the
+    annotations in a dict by parameter, then rendered by a second pass over ast.arguments."""
+    a = node.args
+    named = a.posonlyargs + a.args + a.kwonlyargs
+    every = named + [x for x in (a.vararg, a.kwarg) if x]
+    texts: dict[ast.arg, str] = {}
+    chains: list[Any] = []
+    simple: list[Any] = []
+    for p in every:
+        if p.annotation is None:
+            simple.append(None)
+        else:
+            texts[p], more, t = annotation(p.annotation)
+            chains += more
+            simple.append(t)
+    returns, ret = "", None
+    if node.returns is not None:
+        returns, more, ret = annotation(node.returns)
+        chains += more
+
+    def one(p: ast.arg, default: Any, star: str = "") -> str:
+        ann = texts.get(p)
+        if ann is None:
+            return star + p.arg if default is None else f"{star}{p.arg}={unparse(default)}"
+        text = f"{star}{p.arg}: {ann}"
+        return text if default is None else f"{text} = {unparse(default)}"
+
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + a.defaults
+    out = [one(p, d) for p, d in zip(positional, defaults, strict=True)]
+    if a.posonlyargs:
+        out.insert(len(a.posonlyargs), "/")
+    if a.vararg:
+        out.append(one(a.vararg, None, "*"))
+    elif a.kwonlyargs:
+        out.append("*")
+    out += [one(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+    if a.kwarg:
+        out.append(one(a.kwarg, None, "**"))
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    text = clip(f"{prefix} {node.name}({', '.join(out)})" + (f" -> {returns}" if returns else ""))
+    n_defaults = len(a.defaults) + sum(x is not None for x in a.kw_defaults)
+    return text, every, simple, chains, ret, [p.arg for p in named], n_defaults
+
+
+SIGNATURES = '''
+def f(): pass
+def f(a, /): pass
+def f(a, b=1, /, c=2, *d: int, e, f: "T" = 3, **g: Optional[U]) -> "pkg.R": pass
+def f(a: int = 1, *, b, c: X | None = None) -> None: pass
+def f(*, a=[1, (2,)], **k): pass
+def f(*a, **k): pass
+async def f(self, x: A[B, C] = {}, y=lambda q: q, *z: "str") -> A | B: pass
+def f(a, b, /, *, c): pass
+'''
+
+
+def test_signature_reads_what_the_two_pass_rendering_read() -> None:
+    seen = 0
+    trees = [ast.parse(SIGNATURES), *_trees()]
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                assert signature(node) == _old_signature(node), (node.name, node.lineno)
+                seen += 1
+    assert seen > 600, seen
 
 
 def _old_clip(text: str) -> str:

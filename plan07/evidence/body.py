@@ -99,6 +99,7 @@ class Body:
         expr_, return_, assign, if_ = ast.Expr, ast.Return, ast.Assign, ast.If
         compare, binop, subscript = ast.Compare, ast.BinOp, ast.Subscript
         tuple_, list_ = ast.Tuple, ast.List
+        assert_, unary, boolop, joined = ast.Assert, ast.UnaryOp, ast.BoolOp, ast.JoinedStr
         todo: list[Any] = list(reversed(fn.body))  # each statement done before the next
         push, pop = todo.append, todo.pop
         while todo:
@@ -266,6 +267,31 @@ class Body:
                     if c not in skip:
                         push(v)
                 continue
+            if cls is assert_ or cls is unary:  # test, msg / operand
+                v = n.test if cls is assert_ else n.operand
+                c = v.__class__
+                while c is attribute:
+                    v = v.value
+                    c = v.__class__
+                if c not in skip:
+                    push(v)
+                if cls is assert_ and (v := n.msg) is not None:
+                    c = v.__class__
+                    while c is attribute:
+                        v = v.value
+                        c = v.__class__
+                    if c not in skip:
+                        push(v)
+                continue
+            if cls is boolop or cls is joined:  # values (an f-string's: constants, fields)
+                for v in n.values:
+                    c = v.__class__
+                    while c is attribute:
+                        v = v.value
+                        c = v.__class__
+                    if c not in skip:
+                        push(v)
+                continue
             tag, fields = plan[cls]
             if tag is _HOLDER:
                 held += held_values(n)
@@ -331,10 +357,11 @@ class Body:
             for v in args:
                 if v.__class__ is starred:  # `f(*xs)` passes no fixed number of positionals
                     n -= 1
+            names = tuple([k.arg or "**" for k in kws]) if kws else ()
             if r is None:
-                by_name.append(((func.attr,), n, tuple([k.arg or "**" for k in kws]) if kws else ()))
+                by_name.append(((func.attr,), n, names))
             else:
-                out.append((r, n, tuple([k.arg or "**" for k in kws]) if kws else ()))
+                out.append((r, n, names))
         # values passed along (callbacks), then those held by registries and assignments: plain
         # names and attributes, all loads (held_values)
         passed += held

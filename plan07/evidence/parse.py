@@ -16,14 +16,13 @@ from plan07.evidence.syntax import (
     CHILDREN,
     SKIP,
     Scope,
-    annotation,
     chain_of,
     children,
     class_signature,
     first_doc_line,
-    func_signature,
     import_lines,
     import_statements,
+    signature,
     simple_type,
     type_chains,
     walk,
@@ -223,13 +222,12 @@ class _Walker:
     def klass(self, node: ast.ClassDef, *, prefix: str, outer: Def | None) -> None:
         qual = f"{prefix}{node.name}"
         bases = [c for b in node.bases if (c := chain_of(b))]
-        decos = [c for d in node.decorator_list if (c := chain_of(_deco(d)))]
+        decos, calls, refs = _decorators(node) if node.decorator_list else ([], [], [])
         struct = any(b[-1] in STRUCT_BASES for b in bases) or any(
             d[-1] in STRUCT_DECORATORS or d[0] in {"attr", "attrs"} for d in decos)
         test = self.mf.is_test_file and _is_test_class(node) and outer is None
         d = Def(qual, "test" if test else "class", node.lineno, "", first_doc_line(node),
-                bases=bases, decorators=decos, structured=struct)
-        _decorator_calls(node, d)
+                bases=bases, decorators=decos, calls=calls, refs=refs, structured=struct)
         self.mf.defs.append(d)
         self.body(node.body, prefix=qual + ".", cls=d)
         d.signature = class_signature(node, fields=False)
@@ -241,38 +239,20 @@ class _Walker:
         d.field_defaults = sum(f.value is not None for f in fields)
 
     def function(self, node: Scope, *, prefix: str, cls: Def | None) -> None:
-        decos = [c for x in node.decorator_list if (c := chain_of(_deco(x)))
-                 ] if node.decorator_list else []
         method = cls is not None
-        test = self.mf.is_test_file and node.name.startswith("test") and (
+        name = node.name
+        test = self.mf.is_test_file and name.startswith("test") and (
             cls is None or cls.kind == "test")
         kind = "test" if test else ("method" if method else "function")
-        a = node.args
-        named = a.posonlyargs + a.args + a.kwonlyargs if a.posonlyargs or a.kwonlyargs else a.args
-        every = named + [x for x in (a.vararg, a.kwarg) if x] if a.vararg or a.kwarg else named
-        # each annotation read once: its text (the signature), chains and class (the body's types)
-        texts: dict[ast.arg, str] = {}
-        chains: list[Chain] = []
-        simple: list[Chain | None] = []
-        for p in every:
-            if p.annotation is None:
-                simple.append(None)
-            else:
-                texts[p], more, t = annotation(p.annotation)
-                chains += more
-                simple.append(t)
-        returns, ret = "", None
-        if node.returns is not None:
-            returns, more, ret = annotation(node.returns)
-            chains += more
-        params = [p.arg for p in named]
-        d = Def(f"{prefix}{node.name}", kind, node.lineno, func_signature(node, texts, returns),
-                first_doc_line(node), decorators=decos, params=params, annotations=chains,
-                returns=ret, defaults=len(a.defaults) + (
-                    sum(x is not None for x in a.kw_defaults) if a.kw_defaults else 0))
+        text, every, simple, chains, ret, params, defaults = signature(node)
+        d = Def(f"{prefix}{name}", kind, node.lineno, text, first_doc_line(node), params=params,
+                annotations=chains, returns=ret, defaults=defaults)
+        static = False
         if node.decorator_list:
-            _decorator_calls(node, d)
-        static = decos and any(x[-1] == "staticmethod" for x in decos)
+            d.decorators, d.calls, d.refs = _decorators(node)
+            for x in d.decorators:
+                if x[-1] == "staticmethod":
+                    static = True
         self_name = params[0] if method and params and not static else None
         Body(d, self_name, cls).scan(node, every, simple)
         self.mf.defs.append(d)
@@ -292,21 +272,26 @@ def _heads(st: ast.If | ast.With | ast.AsyncWith) -> list[ast.AST]:
     return [i.context_expr for i in st.items]
 
 
-def _deco(d: ast.expr) -> ast.expr:
-    return d.func if isinstance(d, ast.Call) else d
-
-
-def _decorator_calls(node: ast.ClassDef | Scope, d: Def) -> None:
-    """`@deco` is `f = deco(f)` and `@deco(...)` calls deco: the decorated definition calls its
-    decorators (evaluated in the enclosing scope, so resolved like the module's names); names
-    passed to a decorator call (`@option(callback=check)`) are values it references."""
+def _decorators(node: ast.ClassDef | Scope) -> tuple[list[Chain], list[Any], list[Chain]]:
+    """(the decorators' names; the calls they make; the values passed to them). `@deco` is
+    `f = deco(f)` and `@deco(...)` calls deco: the decorated definition calls its decorators
+    (evaluated in the enclosing scope, so resolved like the module's names); names passed to a
+    decorator call (`@option(callback=check)`) are values it references."""
+    names: list[Chain] = []
+    calls: list[Any] = []
+    refs: list[Chain] = []
     for x in node.decorator_list:
-        if isinstance(x, ast.Call):
+        if x.__class__ is ast.Call:
             if ch := chain_of(x.func):
-                d.calls.append(call_ref(x, ch))
-            d.refs += [ch for v in held_values(x) if (ch := chain_of(v))]
+                names.append(ch)
+                calls.append(call_ref(x, ch))
+            for v in held_values(x):
+                if ch := chain_of(v):
+                    refs.append(ch)
         elif ch := chain_of(x):
-            d.calls.append((ch, 1, ()))
+            names.append(ch)
+            calls.append((ch, 1, ()))
+    return names, calls, refs
 
 
 # Nodes that hold values besides a call's arguments: a registry's entries, an assignment's right

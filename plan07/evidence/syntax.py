@@ -315,39 +315,79 @@ _NESTED_OK = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, as
 _OPERAND = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.BinOp})
 
 
-def func_signature(node: Scope, texts: dict[ast.arg, str], returns: str) -> str:
-    """`texts`: each annotated parameter's annotation, rendered; `returns`: the return
-    annotation's ("" if none); both from `annotation` (see parse.function)."""
-    prefix = "async def" if node.__class__ is ast.AsyncFunctionDef else "def"
-    ret = f" -> {returns}" if returns else ""
-    return clip(f"{prefix} {node.name}({render_args(node.args, texts)}){ret}")
-
-
-def render_args(a: ast.arguments, texts: dict[ast.arg, str]) -> str:
-    """PEP 8 spacing (`x: int = 1`), which `ast.unparse` does not give annotated defaults."""
-    positional = a.posonlyargs + a.args if a.posonlyargs else a.args
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
-    defaults += a.defaults
-    out = [_one(p, d, texts) for p, d in zip(positional, defaults, strict=True)]
-    if a.posonlyargs:
-        out.insert(len(a.posonlyargs), "/")
-    if a.vararg:
-        out.append(_one(a.vararg, None, texts, "*"))
-    elif a.kwonlyargs:
-        out.append("*")
-    if a.kwonlyargs:
-        out += [_one(p, d, texts) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
-    if a.kwarg:
-        out.append(_one(a.kwarg, None, texts, "**"))
-    return ", ".join(out)
-
-
-def _one(p: ast.arg, default: ast.expr | None, texts: dict[ast.arg, str], star: str = "") -> str:
-    ann = texts.get(p)
-    if ann is None:
-        return star + p.arg if default is None else f"{star}{p.arg}={unparse(default)}"
-    text = f"{star}{p.arg}: {ann}"
-    return text if default is None else f"{text} = {unparse(default)}"
+def signature(node: Scope) -> tuple[str, list[ast.arg], list[Chain | None], list[Chain],
+                                     Chain | None, list[str], int]:
+    """One read of a function's parameters: (its signature line, PEP 8 spacing (`x: int = 1`,
+    which `ast.unparse` does not give annotated defaults); every parameter (positional-only,
+    positional, keyword-only, `*`, `**`: the order of ast.arguments' fields); each one's
+    `simple_type`; the chains of every annotation, in that order, then the return's; the
+    return annotation's `simple_type`; the named parameters' names (not `*`, `**`); how many
+    have a default). Each annotation is read once (`annotation`)."""
+    a = node.args
+    posonly, kwonly, vararg, kwarg = a.posonlyargs, a.kwonlyargs, a.vararg, a.kwarg
+    pos = posonly + a.args if posonly else a.args
+    every = pos + kwonly if kwonly else pos
+    if vararg is not None or kwarg is not None:
+        every = every + [x for x in (vararg, kwarg) if x is not None]
+    n_pos, n_kw = len(pos), len(kwonly)
+    n_named = n_pos + n_kw
+    defaults = a.defaults
+    # each named parameter's default (None: none), aligned with `every`
+    given: list[Any] | None = None
+    if defaults or kwonly:
+        given = [None] * (n_pos - len(defaults))
+        given += defaults
+        given += a.kw_defaults
+    simple: list[Chain | None] = []
+    chains: list[Chain] = []
+    params: list[str] = []
+    texts: list[str] = []
+    for i, p in enumerate(every):
+        text = p.arg
+        if i < n_named:
+            params.append(text)
+        ann = p.annotation
+        if ann is None:
+            simple.append(None)
+            eq = "="
+        else:
+            shown, more, t = annotation(ann)
+            if more:
+                chains += more
+            simple.append(t)
+            text = f"{text}: {shown}"
+            eq = " = "
+        if given is not None and i < n_named and (d := given[i]) is not None:
+            text = f"{text}{eq}{unparse(d)}"
+        texts.append(text)
+    if every is pos:  # positional parameters only (most functions)
+        parts = texts
+    else:
+        parts = texts[:n_pos]
+        i = n_named
+        if vararg is not None:
+            parts.append("*" + texts[i])
+            i += 1
+        elif kwonly:
+            parts.append("*")
+        if kwonly:
+            parts += texts[n_pos:n_named]
+        if kwarg is not None:
+            parts.append("**" + texts[i])
+    if posonly:
+        parts.insert(len(posonly), "/")
+    ret: Chain | None = None
+    arrow = ""
+    if node.returns is not None:
+        shown, more, ret = annotation(node.returns)
+        chains += more
+        if shown:
+            arrow = f" -> {shown}"
+    head = "async def" if node.__class__ is ast.AsyncFunctionDef else "def"
+    kw_defaults = a.kw_defaults
+    n_defaults = len(defaults) + (len(kw_defaults) - kw_defaults.count(None) if kw_defaults else 0)
+    return (clip(f"{head} {node.name}({', '.join(parts)}){arrow}"), every, simple, chains, ret,
+            params, n_defaults)
 
 
 _ANNOTATIONS: dict[str, tuple[list[Chain], Chain | None]] = {}
