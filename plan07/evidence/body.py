@@ -15,7 +15,7 @@ def call_ref(call: ast.Call, chain: Chain) -> CallRef:
     args, kws = call.args, call.keywords
     n = len(args)
     for a in args:
-        if a.__class__ is _STARRED:  # `f(*xs)` passes no fixed number of positionals
+        if type(a) is _STARRED:  # `f(*xs)` passes no fixed number of positionals
             n -= 1
     return chain, n, tuple([k.arg or "**" for k in kws]) if kws else ()
 
@@ -26,7 +26,7 @@ _STARRED = ast.Starred
 def held_values(x: Any) -> list[Any]:
     """The plain names/attributes `x` holds as values (not called there): `Thread(target=f)`,
     `{"a": f}`, `[f, g]`, `handler = f`. Resolution keeps those naming an in-repo function."""
-    cls = x.__class__  # exact classes: ast node types are never subclassed by the parser
+    cls = type(x)  # exact classes: ast node types are never subclassed by the parser
     vals: list[Any]
     if cls is ast.Call:
         vals = x.args
@@ -35,14 +35,14 @@ def held_values(x: Any) -> list[Any]:
     elif cls is ast.Dict:
         vals = x.values
     elif cls is ast.List or cls is ast.Tuple or cls is ast.Set:
-        if cls is not ast.Set and x.ctx.__class__ is not _LOAD:
+        if cls is not ast.Set and type(x.ctx) is not _LOAD:
             return []
         vals = x.elts
     elif cls is ast.Assign:
         vals = [x.value]
     else:
         return []
-    return [v for v in vals if v.__class__ in _NAMEISH and v.ctx.__class__ is _LOAD]  # type: ignore[attr-defined]  # mypy narrows v to object here
+    return [v for v in vals if type(v) in _NAMEISH and type(v.ctx) is _LOAD]
 
 
 _NAMEISH: frozenset[type] = frozenset({ast.Name, ast.Attribute})
@@ -104,21 +104,21 @@ class Body:
         push, pop = todo.append, todo.pop
         while todo:
             n = pop()
-            cls = n.__class__
+            cls = type(n)
             if cls is expr_ or cls is return_:  # one child: visited in its place
                 n = n.value
-                cls = n.__class__
+                cls = type(n)
                 while cls is attribute:
                     n = n.value
-                    cls = n.__class__
+                    cls = type(n)
                 if n is None or cls in skip:
                     continue
             elif cls is attribute:  # (a chain pushed by the generic fields loop below)
                 n = n.value
-                cls = n.__class__
+                cls = type(n)
                 while cls is attribute:
                     n = n.value
-                    cls = n.__class__
+                    cls = type(n)
                 if cls in skip:
                     continue
             # the frequent classes read their fields directly, in their order (an attribute
@@ -126,107 +126,107 @@ class Body:
             if cls is call_cls:  # keep for pass 2; func, args, keywords' values
                 calls.append(n)
                 v = n.func
-                c = v.__class__
+                c = type(v)
                 while c is attribute:
                     v = v.value
-                    c = v.__class__
+                    c = type(v)
                 if c not in skip:
                     push(v)
                 for v in n.args:  # a name or attribute passed is a value (always a load)
-                    c = v.__class__
+                    c = type(v)
                     if c is name_cls:
                         passed.append(v)
                         continue
                     if c is attribute:
                         passed.append(v)
                         v = v.value
-                        c = v.__class__
+                        c = type(v)
                         while c is attribute:
                             v = v.value
-                            c = v.__class__
+                            c = type(v)
                     if c not in skip:
                         push(v)
                 for k in n.keywords:
                     v = k.value
-                    c = v.__class__
+                    c = type(v)
                     if c is name_cls:
                         passed.append(v)
                         continue
                     if c is attribute:
                         passed.append(v)
                         v = v.value
-                        c = v.__class__
+                        c = type(v)
                         while c is attribute:
                             v = v.value
-                            c = v.__class__
+                            c = type(v)
                     if c not in skip:
                         push(v)
                 continue
             if cls is assign:  # what _binding did for it, then targets, value
                 v = n.value
-                c = v.__class__
-                if (c is name_cls or c is attribute) and v.ctx.__class__ is load:  # held_values
+                c = type(v)
+                if (c is name_cls or c is attribute) and type(v.ctx) is load:  # held_values
                     held.append(v)
                 if c is call_cls:  # constructed(), chain_of inlined for `T()` and `m.T()`
                     f = v.func
-                    c = f.__class__
+                    c = type(f)
                     if c is name_cls:
                         t = (f.id,)
-                    elif c is attribute and (b := f.value).__class__ is name_cls:
+                    elif c is attribute and type(b := f.value) is name_cls:
                         t = (b.id, f.attr)
                     else:
                         t = chain_of(f)
                 else:
                     t = None
                 for x in n.targets:
-                    c = x.__class__
+                    c = type(x)
                     if c is name_cls:  # _target -> _bind, inlined
                         name = x.id
                         types[name] = t if types.get(name, t) == t else None
                         continue
                     if c is attribute:  # _target, inlined: `self.x = T()` in a method
                         b = x.value
-                        c = b.__class__
+                        c = type(b)
                         if t is not None and c is name_cls and b.id == me and owner is not None:
                             owner.attr_types.setdefault(x.attr, t)
                         while c is attribute:
                             b = b.value
-                            c = b.__class__
+                            c = type(b)
                         if c not in skip:
                             push(b)
                         continue
                     self._target(x, t)
                     if c not in skip:
                         push(x)
-                c = v.__class__
+                c = type(v)
                 while c is attribute:
                     v = v.value
-                    c = v.__class__
+                    c = type(v)
                 if c not in skip:
                     push(v)
                 continue
             if cls is compare or cls is binop:  # left, comparators / left, right
                 v = n.left
-                c = v.__class__
+                c = type(v)
                 while c is attribute:
                     v = v.value
-                    c = v.__class__
+                    c = type(v)
                 if c not in skip:
                     push(v)
                 for v in n.comparators if cls is compare else (n.right,):
-                    c = v.__class__
+                    c = type(v)
                     while c is attribute:
                         v = v.value
-                        c = v.__class__
+                        c = type(v)
                     if c not in skip:
                         push(v)
                 continue
             if cls is if_:  # test, body, orelse (statements are never leaves)
                 v = n.test
-                c = v.__class__
+                c = type(v)
                 while c is attribute:
                     v = v.value
-                    c = v.__class__
+                    c = type(v)
                 if c not in skip:
                     push(v)
                 todo += n.body
@@ -234,61 +234,61 @@ class Body:
                 continue
             if cls is subscript:  # value, slice
                 v = n.value
-                c = v.__class__
+                c = type(v)
                 while c is attribute:
                     v = v.value
-                    c = v.__class__
+                    c = type(v)
                 if c not in skip:
                     push(v)
                 v = n.slice
-                c = v.__class__
+                c = type(v)
                 while c is attribute:
                     v = v.value
-                    c = v.__class__
+                    c = type(v)
                 if c not in skip:
                     push(v)
                 continue
             if cls is tuple_ or cls is list_:  # held_values (loads only), then the elements
-                keep = n.ctx.__class__ is load
+                keep = type(n.ctx) is load
                 for v in n.elts:
-                    c = v.__class__
+                    c = type(v)
                     if c is name_cls:
-                        if keep and v.ctx.__class__ is load:
+                        if keep and type(v.ctx) is load:
                             held.append(v)
                         continue
                     if c is attribute:
-                        if keep and v.ctx.__class__ is load:
+                        if keep and type(v.ctx) is load:
                             held.append(v)
                         v = v.value
-                        c = v.__class__
+                        c = type(v)
                         while c is attribute:
                             v = v.value
-                            c = v.__class__
+                            c = type(v)
                     if c not in skip:
                         push(v)
                 continue
             if cls is assert_ or cls is unary:  # test, msg / operand
                 v = n.test if cls is assert_ else n.operand
-                c = v.__class__
+                c = type(v)
                 while c is attribute:
                     v = v.value
-                    c = v.__class__
+                    c = type(v)
                 if c not in skip:
                     push(v)
                 if cls is assert_ and (v := n.msg) is not None:
-                    c = v.__class__
+                    c = type(v)
                     while c is attribute:
                         v = v.value
-                        c = v.__class__
+                        c = type(v)
                     if c not in skip:
                         push(v)
                 continue
             if cls is boolop or cls is joined:  # values (an f-string's: constants, fields)
                 for v in n.values:
-                    c = v.__class__
+                    c = type(v)
                     while c is attribute:
                         v = v.value
-                        c = v.__class__
+                        c = type(v)
                     if c not in skip:
                         push(v)
                 continue
@@ -299,11 +299,11 @@ class Body:
                 self._binding(n, cls)
             for f in fields:
                 v = getattr(n, f)
-                if v.__class__ is list:
+                if type(v) is list:
                     for x in v:
-                        if x is not None and x.__class__ not in skip:
+                        if x is not None and type(x) not in skip:
                             push(x)
-                elif v is not None and v.__class__ not in skip:
+                elif v is not None and type(v) not in skip:
                     push(v)
         # pass 2: the calls, through those local types (call_ref, held_values and, for a
         # dotted name of up to three parts, chain_of and _rewrite inlined)
@@ -313,7 +313,7 @@ class Body:
         r: Chain | None
         for c in calls:
             func = c.func
-            fc = func.__class__
+            fc = type(func)
             # the chain, rewritten (None: not resolvable here); `x.m()` with x of unknown type
             # is a may-call of any in-repo `m` (resolve decides): by name
             if fc is name_cls:  # `f()`
@@ -326,7 +326,7 @@ class Body:
                     r = (head,)
             elif fc is attribute:
                 v = func.value
-                vc = v.__class__
+                vc = type(v)
                 if vc is name_cls:  # `a.m()`
                     head = v.id
                     if head == me:
@@ -336,7 +336,7 @@ class Body:
                         r = None if t is None else (*t, func.attr)
                     else:
                         r = (head, func.attr)
-                elif vc is attribute and (b := v.value).__class__ is name_cls:  # `a.b.m()`
+                elif vc is attribute and type(b := v.value) is name_cls:  # `a.b.m()`
                     head = b.id
                     if head == me:
                         r = ("self", v.attr, func.attr)
@@ -355,7 +355,7 @@ class Body:
             args, kws = c.args, c.keywords
             n = len(args)
             for v in args:
-                if v.__class__ is starred:  # `f(*xs)` passes no fixed number of positionals
+                if type(v) is starred:  # `f(*xs)` passes no fixed number of positionals
                     n -= 1
             names = tuple([k.arg or "**" for k in kws]) if kws else ()
             if r is None:
@@ -366,13 +366,13 @@ class Body:
         # names and attributes, all loads (held_values)
         passed += held
         for v in passed:
-            if v.__class__ is name_cls:  # _rewrite of a one-name chain, inlined
+            if type(v) is name_cls:  # _rewrite of a one-name chain, inlined
                 head = v.id
                 if head == me:
                     refs.append(("self",))
                 elif head not in types:
                     refs.append((head,))
-            elif (base := v.value).__class__ is name_cls:  # `a.b`: as `a.m()` above
+            elif type(base := v.value) is name_cls:  # `a.b`: as `a.m()` above
                 head = base.id
                 if head == me:
                     refs.append(("self", v.attr))

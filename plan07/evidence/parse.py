@@ -131,7 +131,7 @@ class _Walker:
 
     def body(self, stmts: list[Any], *, prefix: str, cls: Def | None) -> None:
         for st in stmts:  # (Any: read by exact class; the parser never subclasses)
-            c = st.__class__
+            c = type(st)
             if c is ast.ClassDef:
                 self.klass(st, prefix=prefix, outer=cls)
             elif c is ast.FunctionDef or c is ast.AsyncFunctionDef:
@@ -142,7 +142,7 @@ class _Walker:
                     self.body(block, prefix=prefix, cls=cls)
                 if c is not ast.Try:
                     self._stmt_calls(_heads(st), cls)
-            elif c in _INERT or (c is ast.Expr and st.value.__class__ is ast.Constant):
+            elif c in _INERT or (c is ast.Expr and type(st.value) is ast.Constant):
                 continue  # no call, value or variable in it (imports: read by _imports)
             else:
                 self._stmt_calls([st], cls)
@@ -157,7 +157,7 @@ class _Walker:
         """`x = Cls(...)` / `x: Cls` at module or class level: what x holds, when it is one
         thing (a module-level singleton such as `console = Console()`). Only a plain name
         target counts (a tuple's or attribute's names are never read here)."""
-        c = st.__class__
+        c = type(st)
         if c is ast.Assign:
             t = constructed(st.value)
             pairs = [(x, t) for x in st.targets]
@@ -167,7 +167,7 @@ class _Walker:
             pairs = [(st.target, None)]
         known = self.mf.var_types
         for target, held in pairs:
-            if target.__class__ is not ast.Name:
+            if type(target) is not ast.Name:
                 continue
             if cls is not None:
                 if held is not None:
@@ -188,23 +188,23 @@ class _Walker:
         todo: list[Any] = []
         push, pop = todo.append, todo.pop
         for n in nodes:
-            if n.__class__ not in skip:
+            if type(n) not in skip:
                 push(n)
             while todo:
                 x = pop()
-                c = x.__class__
+                c = type(x)
                 if c is attribute:
                     x = x.value
-                    c = x.__class__
+                    c = type(x)
                     while c is attribute:
                         x = x.value
-                        c = x.__class__
+                        c = type(x)
                     if c in skip:
                         continue
                 if c is call_cls:
                     if ch := chain_of(x.func):
                         sink.append(call_ref(x, ch))
-                    elif x.func.__class__ is attribute:  # `xs[0].m()`, `(a or b).m()`
+                    elif type(x.func) is attribute:  # `xs[0].m()`, `(a or b).m()`
                         by_name.append(call_ref(x, (x.func.attr,)))
                 if c is call_cls or c in holders:
                     for v in held_values(x):
@@ -212,11 +212,11 @@ class _Walker:
                             refs.append(ch)
                 for f in table.get(c) or children(c):
                     v = getattr(x, f)
-                    if v.__class__ is list:
+                    if type(v) is list:
                         for y in v:
-                            if y is not None and y.__class__ not in skip:
+                            if y is not None and type(y) not in skip:
                                 push(y)
-                    elif v is not None and v.__class__ not in skip:
+                    elif v is not None and type(v) not in skip:
                         push(v)
 
     def klass(self, node: ast.ClassDef, *, prefix: str, outer: Def | None) -> None:
@@ -281,7 +281,7 @@ def _decorators(node: ast.ClassDef | Scope) -> tuple[list[Chain], list[Any], lis
     calls: list[Any] = []
     refs: list[Chain] = []
     for x in node.decorator_list:
-        if x.__class__ is ast.Call:
+        if type(x) is ast.Call:
             if ch := chain_of(x.func):
                 names.append(ch)
                 calls.append(call_ref(x, ch))

@@ -31,14 +31,14 @@ _NAME, _ATTRIBUTE = ast.Name, ast.Attribute
 def chain_of(expr: ast.expr) -> Chain | None:
     """`a.b.c` -> ("a", "b", "c"); `super().m` -> ("super", "m"); `A(...).m` -> ("A", "m")."""
     e: Any = expr  # read by exact class (the parser never subclasses; mypy cannot narrow on it)
-    cls = e.__class__
+    cls = type(e)
     if cls is _NAME:  # most chains are one name
         return (e.id,)
     parts: list[str] = []
     while cls is _ATTRIBUTE:
         parts.append(e.attr)
         e = e.value
-        cls = e.__class__
+        cls = type(e)
     if cls is _NAME:
         parts.append(e.id)
     elif cls is ast.Call and parts:
@@ -60,7 +60,7 @@ def type_chains(ann: ast.expr | None) -> list[Chain]:
     if ann is None:
         return []
     a: Any = ann  # read by exact class, as chain_of
-    cls = a.__class__
+    cls = type(a)
     if cls is _NAME:
         return [(a.id,)]
     if cls is _ATTRIBUTE:
@@ -74,7 +74,7 @@ def type_chains(ann: ast.expr | None) -> list[Chain]:
     out: list[Chain] = []  # ast.iter_child_nodes' order (what children() leaves out holds none)
     for f in CHILDREN.get(cls) or children(cls):
         v = getattr(a, f)
-        if v.__class__ is list:
+        if type(v) is list:
             for x in v:
                 if x is not None:
                     out += type_chains(x)
@@ -129,10 +129,10 @@ def first_doc_line(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.Async
     gives there, without `inspect.cleandoc` over the whole text (it only removes whitespace at
     line starts and blank lines at the ends, which the strip and clip below remove anyway)."""
     body = node.body
-    if not body or body[0].__class__ is not ast.Expr:
+    if not body or type(body[0]) is not ast.Expr:
         return ""
     value: Any = body[0].value  # an Expr (checked above)
-    if value.__class__ is not ast.Constant or value.value.__class__ is not str:
+    if type(value) is not ast.Constant or type(value.value) is not str:
         return ""
     doc: str = value.value.strip()
     if not doc:
@@ -168,7 +168,7 @@ def nodes(node: ast.AST) -> Iterator[Any]:
     which recon spends most of its time in otherwise: only the fields that can hold a node are
     read, and leaves (SKIP) are never pushed."""
     skip = SKIP
-    if node.__class__ in skip:  # a leaf (its fields hold values, not nodes)
+    if type(node) in skip:  # a leaf (its fields hold values, not nodes)
         yield node
         return
     todo: list[Any] = [node]
@@ -178,14 +178,14 @@ def nodes(node: ast.AST) -> Iterator[Any]:
     while todo:
         n = pop()
         yield n
-        cls = n.__class__
+        cls = type(n)
         for f in table.get(cls) or children(cls):
             v = getattr(n, f)
-            if v.__class__ is list:
+            if type(v) is list:
                 for x in v:
-                    if x is not None and x.__class__ not in skip:
+                    if x is not None and type(x) not in skip:
                         push(x)
-            elif v is not None and v.__class__ not in skip:
+            elif v is not None and type(v) not in skip:
                 push(v)
 
 
@@ -206,7 +206,7 @@ def import_statements(body: list[ast.stmt], lines: list[int] | None = None
     pop, push, add, blocks, imports = todo.pop, todo.extend, out.append, _BLOCKS, _IMPORTS
     while todo:
         st = pop()
-        cls = st.__class__
+        cls = type(st)
         spec = blocks.get(cls)
         if spec is None:  # a simple statement (most): no block inside
             if cls in imports:
@@ -263,46 +263,46 @@ def unparse(node: ast.AST) -> str:
 
 
 def _quick(node: Any) -> str | None:
-    cls = node.__class__
+    cls = type(node)
     if cls is _NAME:
         name: str = node.id
         return name
     if cls is _ATTRIBUTE:
         value = node.value
-        head = _quick(value) if value.__class__ in (_NAME, _ATTRIBUTE) else None
+        head = _quick(value) if type(value) in (_NAME, _ATTRIBUTE) else None
         return None if head is None else f"{head}.{node.attr}"
     if cls is ast.Constant:
         v = node.value
         if v is None or v is True or v is False or v is ...:
             return "..." if v is ... else repr(v)
-        if v.__class__ is int:
+        if type(v) is int:
             return repr(v)
-        if v.__class__ is str and _PLAIN_STR.fullmatch(v) and node.kind is None:
+        if type(v) is str and _PLAIN_STR.fullmatch(v) and node.kind is None:
             return f"'{v}'"
         return None
     if cls is ast.Subscript:
         inner: str | None
         base = _quick(node.value)
         index = node.slice
-        if base is None or node.value.__class__ not in (_NAME, _ATTRIBUTE):
+        if base is None or type(node.value) not in (_NAME, _ATTRIBUTE):
             return None
-        if index.__class__ is ast.Tuple:
+        if type(index) is ast.Tuple:
             if len(index.elts) < 2:  # `X[()]`, `X[a,]`: unparse's own spelling
                 return None
-            parts = [_quick(e) for e in index.elts if e.__class__ is not ast.Tuple]
+            parts = [_quick(e) for e in index.elts if type(e) is not ast.Tuple]
             if len(parts) < len(index.elts) or None in parts:
                 return None
             inner = ", ".join(parts)  # type: ignore[arg-type]  # no None: checked above
-        elif index.__class__ in _NESTED_OK:
+        elif type(index) in _NESTED_OK:
             inner = _quick(index)
         else:
             return None
         return None if inner is None else f"{base}[{inner}]"
-    if cls is ast.BinOp and node.op.__class__ is ast.BitOr:
+    if cls is ast.BinOp and type(node.op) is ast.BitOr:
         left, right = node.left, node.right
-        if left.__class__ not in _OPERAND or right.__class__ not in _OPERAND - {ast.BinOp}:
+        if type(left) not in _OPERAND or type(right) not in _OPERAND - {ast.BinOp}:
             return None
-        if left.__class__ is ast.BinOp and left.op.__class__ is not ast.BitOr:
+        if type(left) is ast.BinOp and type(left.op) is not ast.BitOr:
             return None
         a, b = _quick(left), _quick(right)
         return None if a is None or b is None else f"{a} | {b}"
@@ -383,7 +383,7 @@ def signature(node: Scope) -> tuple[str, list[ast.arg], list[Chain | None], list
         chains += more
         if shown:
             arrow = f" -> {shown}"
-    head = "async def" if node.__class__ is ast.AsyncFunctionDef else "def"
+    head = "async def" if type(node) is ast.AsyncFunctionDef else "def"
     kw_defaults = a.kw_defaults
     n_defaults = len(defaults) + (len(kw_defaults) - kw_defaults.count(None) if kw_defaults else 0)
     return (clip(f"{head} {node.name}({', '.join(parts)}){arrow}"), every, simple, chains, ret,
