@@ -114,8 +114,9 @@ class _Reference(B.Body):
     """Body.scan as it was before the frequent classes were read by hand: every node through the
     class table, every holder kept for pass 2."""
 
-    def scan(self, fn: Any, params: list[ast.arg], simple: list[Any]) -> None:
-        for p in params:
+    def scan(self, fn: Any, bound: dict[str, Any]) -> None:
+        a = fn.args
+        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
             if p.arg != self.self_name:
                 self._bind(p.arg, None if p.annotation is None else simple_type(p.annotation))
         calls: list[Any] = []
@@ -172,12 +173,20 @@ def _functions(tree: ast.AST) -> Iterator[tuple[Any, str | None]]:
             yield node, (a.posonlyargs + a.args)[0].arg if a.posonlyargs + a.args else None
 
 
-def _scan(kind: type[B.Body], fn: Any, self_name: str | None) -> tuple[Any, ...]:
+def _bound(fn: Any) -> dict[str, Any]:
+    """Each parameter's simple_type, as `Body._bind` binds them (two types: None)."""
     a = fn.args
+    bound: dict[str, Any] = {}
+    for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+        t = None if p.annotation is None else simple_type(p.annotation)
+        bound[p.arg] = t if bound.get(p.arg, t) == t else None
+    return bound
+
+
+def _scan(kind: type[B.Body], fn: Any, self_name: str | None) -> tuple[Any, ...]:
     d, cls = Def("f", "method", 1, "", ""), Def("K", "class", 1, "", "")
     body = kind(d, self_name, cls)
-    every = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]
-    body.scan(fn, every, [simple_type(p.annotation) for p in every])
+    body.scan(fn, _bound(fn))
     return d.calls, d.by_name, d.refs, list(body.types.items()), list(cls.attr_types.items())
 
 
@@ -255,14 +264,10 @@ def _old_signature(node: Any) -> tuple[Any, ...]:
     every = named + [x for x in (a.vararg, a.kwarg) if x]
     texts: dict[ast.arg, str] = {}
     chains: list[Any] = []
-    simple: list[Any] = []
     for p in every:
-        if p.annotation is None:
-            simple.append(None)
-        else:
-            texts[p], more, t = annotation(p.annotation)
+        if p.annotation is not None:
+            texts[p], more, _ = annotation(p.annotation)
             chains += more
-            simple.append(t)
     returns, ret = "", None
     if node.returns is not None:
         returns, more, ret = annotation(node.returns)
@@ -290,7 +295,7 @@ def _old_signature(node: Any) -> tuple[Any, ...]:
     prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
     text = clip(f"{prefix} {node.name}({', '.join(out)})" + (f" -> {returns}" if returns else ""))
     n_defaults = len(a.defaults) + sum(x is not None for x in a.kw_defaults)
-    return text, every, simple, chains, ret, [p.arg for p in named], n_defaults
+    return text, _bound(node), chains, ret, [p.arg for p in named], n_defaults
 
 
 SIGNATURES = '''
@@ -302,6 +307,7 @@ def f(*, a=[1, (2,)], **k): pass
 def f(*a, **k): pass
 async def f(self, x: A[B, C] = {}, y=lambda q: q, *z: "str") -> A | B: pass
 def f(a, b, /, *, c): pass
+def f(a: int, a: str, b: T, b: T, *a: U): pass
 '''
 
 

@@ -5,6 +5,7 @@ inner loop of recon's parse). Pure: used by plan07.evidence.parse.
 from __future__ import annotations
 
 import ast
+from operator import attrgetter
 from typing import Any
 
 from plan07.evidence.facts import CallRef, Chain, Def
@@ -17,10 +18,17 @@ def call_ref(call: ast.Call, chain: Chain) -> CallRef:
     for a in args:
         if type(a) is _STARRED:  # `f(*xs)` passes no fixed number of positionals
             n -= 1
-    return chain, n, tuple([k.arg or "**" for k in kws]) if kws else ()
+    return chain, n, _keyword_names(kws) if kws else ()
+
+
+def _keyword_names(kws: list[ast.keyword]) -> tuple[str, ...]:
+    """Each keyword's name, a `**kw` counted as "**"."""
+    names: tuple[Any, ...] = tuple(map(_ARG, kws))  # str, or None for `**kw`
+    return tuple([x or "**" for x in names]) if None in names else names
 
 
 _STARRED = ast.Starred
+_ARG = attrgetter("arg")
 
 
 def held_values(x: Any) -> list[Any]:
@@ -76,15 +84,14 @@ class Body:
             t = None  # assigned two different things: not guessed
         self.types[name] = t
 
-    def scan(self, fn: Scope, params: list[ast.arg], simple: list[Chain | None]) -> None:
-        """`params`: every parameter of `fn` (positional-only, positional, keyword-only, `*`,
-        `**`: the order of ast.arguments' fields); `simple`: each one's `simple_type`."""
-        types = self.types
+    def scan(self, fn: Scope, bound: dict[str, Chain | None]) -> None:
+        """`bound`: each parameter of `fn` and its `simple_type` (syntax.signature), the self
+        parameter included (left out here); scan makes it its local types."""
         me = self.self_name
-        for p, t in zip(params, simple, strict=True):
-            name = p.arg
-            if name != me:
-                types[name] = t if types.get(name, t) == t else None  # `_bind`, inlined
+        if me is not None:
+            bound.pop(me, None)
+        types = self.types = bound
+        t: Chain | None  # a local's class
         calls: list[Any] = []  # ast.Call, read by exact class (mypy cannot narrow on it)
         passed: list[Any] = []  # the names and attributes passed to those calls, in order
         held: list[Any] = []  # held_values of the registries and assignments, in order
@@ -308,7 +315,7 @@ class Body:
         # pass 2: the calls, through those local types (call_ref, held_values and, for a
         # dotted name of up to three parts, chain_of and _rewrite inlined)
         rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
-        starred = _STARRED
+        starred, arg_of = _STARRED, _ARG
         me = me if owner is not None else None  # `self.x` rewritten to ("self", x)
         r: Chain | None
         for c in calls:
@@ -357,7 +364,12 @@ class Body:
             for v in args:
                 if type(v) is starred:  # `f(*xs)` passes no fixed number of positionals
                     n -= 1
-            names = tuple([k.arg or "**" for k in kws]) if kws else ()
+            if kws:  # _keyword_names, inlined
+                names = tuple(map(arg_of, kws))
+                if None in names:
+                    names = tuple([x or "**" for x in names])
+            else:
+                names = ()
             if r is None:
                 by_name.append(((func.attr,), n, names))
             else:

@@ -18,6 +18,7 @@ from plan07.evidence.syntax import (
     Scope,
     chain_of,
     children,
+    class_fields,
     class_signature,
     first_doc_line,
     import_lines,
@@ -230,13 +231,10 @@ class _Walker:
                 bases=bases, decorators=decos, calls=calls, refs=refs, structured=struct)
         self.mf.defs.append(d)
         self.body(node.body, prefix=qual + ".", cls=d)
-        d.signature = class_signature(node, fields=False)
-        d.field_signature = class_signature(node, fields=True)
-        if d.field_signature == d.signature:
-            d.field_signature = ""
-        fields = [s for s in node.body if isinstance(s, ast.AnnAssign)]
-        d.params = [f.target.id for f in fields if isinstance(f.target, ast.Name)]
-        d.field_defaults = sum(f.value is not None for f in fields)
+        d.signature = class_signature(node)
+        fields, d.params, d.field_defaults = class_fields(node)
+        if fields is not None and fields != d.signature:
+            d.field_signature = fields
 
     def function(self, node: Scope, *, prefix: str, cls: Def | None) -> None:
         method = cls is not None
@@ -244,7 +242,7 @@ class _Walker:
         test = self.mf.is_test_file and name.startswith("test") and (
             cls is None or cls.kind == "test")
         kind = "test" if test else ("method" if method else "function")
-        text, every, simple, chains, ret, params, defaults = signature(node)
+        text, bound, chains, ret, params, defaults = signature(node)
         d = Def(f"{prefix}{name}", kind, node.lineno, text, first_doc_line(node), params=params,
                 annotations=chains, returns=ret, defaults=defaults)
         static = False
@@ -254,7 +252,7 @@ class _Walker:
                 if x[-1] == "staticmethod":
                     static = True
         self_name = params[0] if method and params and not static else None
-        Body(d, self_name, cls).scan(node, every, simple)
+        Body(d, self_name, cls).scan(node, bound)
         self.mf.defs.append(d)
 
 

@@ -315,14 +315,15 @@ _NESTED_OK = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, as
 _OPERAND = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.BinOp})
 
 
-def signature(node: Scope) -> tuple[str, list[ast.arg], list[Chain | None], list[Chain],
-                                     Chain | None, list[str], int]:
+def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], Chain | None,
+                                     list[str], int]:
     """One read of a function's parameters: (its signature line, PEP 8 spacing (`x: int = 1`,
-    which `ast.unparse` does not give annotated defaults); every parameter (positional-only,
-    positional, keyword-only, `*`, `**`: the order of ast.arguments' fields); each one's
-    `simple_type`; the chains of every annotation, in that order, then the return's; the
-    return annotation's `simple_type`; the named parameters' names (not `*`, `**`); how many
-    have a default). Each annotation is read once (`annotation`)."""
+    which `ast.unparse` does not give annotated defaults); each parameter's name (positional-
+    only, positional, keyword-only, `*`, `**`: the order of ast.arguments' fields) and its
+    `simple_type` (None for a name given twice with two types); the chains of every annotation,
+    in that order, then the return's; the return annotation's `simple_type`; the named
+    parameters' names (not `*`, `**`); how many have a default). Each annotation is read once
+    (`annotation`)."""
     a = node.args
     posonly, kwonly, vararg, kwarg = a.posonlyargs, a.kwonlyargs, a.vararg, a.kwarg
     pos = posonly + a.args if posonly else a.args
@@ -338,7 +339,7 @@ def signature(node: Scope) -> tuple[str, list[ast.arg], list[Chain | None], list
         given = [None] * (n_pos - len(defaults))
         given += defaults
         given += a.kw_defaults
-    simple: list[Chain | None] = []
+    bound: dict[str, Chain | None] = {}
     chains: list[Chain] = []
     params: list[str] = []
     texts: list[str] = []
@@ -348,15 +349,15 @@ def signature(node: Scope) -> tuple[str, list[ast.arg], list[Chain | None], list
             params.append(text)
         ann = p.annotation
         if ann is None:
-            simple.append(None)
+            t = None
             eq = "="
         else:
             shown, more, t = annotation(ann)
             if more:
                 chains += more
-            simple.append(t)
             text = f"{text}: {shown}"
             eq = " = "
+        bound[p.arg] = t if bound.get(p.arg, t) == t else None
         if given is not None and i < n_named and (d := given[i]) is not None:
             text = f"{text}{eq}{unparse(d)}"
         texts.append(text)
@@ -386,8 +387,8 @@ def signature(node: Scope) -> tuple[str, list[ast.arg], list[Chain | None], list
     head = "async def" if type(node) is ast.AsyncFunctionDef else "def"
     kw_defaults = a.kw_defaults
     n_defaults = len(defaults) + (len(kw_defaults) - kw_defaults.count(None) if kw_defaults else 0)
-    return (clip(f"{head} {node.name}({', '.join(parts)}){arrow}"), every, simple, chains, ret,
-            params, n_defaults)
+    return (clip(f"{head} {node.name}({', '.join(parts)}){arrow}"), bound, chains, ret, params,
+            n_defaults)
 
 
 _ANNOTATIONS: dict[str, tuple[list[Chain], Chain | None]] = {}
@@ -398,7 +399,9 @@ def annotation(ann: ast.expr) -> tuple[str, list[Chain], Chain | None]:
     the text (a repository spells the same few hundred annotations thousands of times, and a
     string annotation is parsed for each): the text spells the expression, so it decides both
     (tests/test_recon_body.py checks that on real code). Callers must not change the list."""
-    text = unparse(ann)
+    text = _quick(ann)  # (unparse, inlined)
+    if text is None:
+        text = ast.unparse(ann)
     known = _ANNOTATIONS.get(text)
     if known is None:
         if len(_ANNOTATIONS) >= 4096:  # bounded: a process may read many repositories
@@ -407,15 +410,27 @@ def annotation(ann: ast.expr) -> tuple[str, list[Chain], Chain | None]:
     return text, known[0], known[1]
 
 
-def class_signature(node: ast.ClassDef, *, fields: bool) -> str:
-    """`class C(Base)`, or for a schema/config type its fields: `class C(timeout: int = 30)`."""
-    if fields:
-        items = []
-        for st in node.body:
-            if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
-                item = f"{st.target.id}: {unparse(st.annotation)}"
-                items.append(item + (f" = {unparse(st.value)}" if st.value else ""))
-        if items:
-            return clip(f"class {node.name}({', '.join(items)})")
+def class_signature(node: ast.ClassDef) -> str:
+    """`class C(Base)`."""
     bases = [unparse(b) for b in node.bases] + [ast.unparse(k) for k in node.keywords]
     return clip(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}")
+
+
+def class_fields(node: ast.ClassDef) -> tuple[str | None, list[str], int]:
+    """One read of a class body's annotated fields: (the signature a schema/config type gets from
+    them, `class C(timeout: int = 30)`, None if it has none; their names; how many annotated
+    fields have a default)."""
+    items: list[str] = []
+    names: list[str] = []
+    n_defaults = 0
+    for st in node.body:
+        if type(st) is ast.AnnAssign:
+            value = st.value
+            if value is not None:
+                n_defaults += 1
+            if type(target := st.target) is ast.Name:
+                names.append(target.id)
+                item = f"{target.id}: {unparse(st.annotation)}"
+                items.append(item if value is None else f"{item} = {unparse(value)}")
+    text = clip(f"class {node.name}({', '.join(items)})") if items else None
+    return text, names, n_defaults
