@@ -152,7 +152,7 @@ def _become_check(req: dict[str, Any], out_fd: int, ready_w: int,
 # --- plan07's side ------------------------------------------------------------------------------
 
 FIRST_WARM_CHECK = 2  # the first check of a key runs fresh: a one-check process starts no server
-_MAX_SERVERS = 2
+_MAX_SERVERS = 4  # the least recently used one ends when a fifth key needs one
 
 
 class _Server:
@@ -209,8 +209,10 @@ class _Server:
             self.proc.wait()
 
 
-_servers: dict[tuple[str, tuple[tuple[str, str], ...]], _Server | None] = {}
-_seen: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
+_Key = tuple[str, tuple[tuple[str, str], ...]]
+_servers: dict[_Key, _Server] = {}  # least recently used first
+_failed: set[_Key] = set()  # a server that could not start, or died: these run fresh
+_seen: dict[_Key, int] = {}
 _owner = os.getpid()
 
 
@@ -234,25 +236,27 @@ def _server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) ->
     global _owner
     if _owner != os.getpid():  # a forked copy of plan07: its parent's servers are not its own
         _servers.clear()
+        _failed.clear()
         _seen.clear()
         _owner = os.getpid()
     _seen[key] = _seen.get(key, 0) + 1
-    if _seen[key] < FIRST_WARM_CHECK:
+    if _seen[key] < FIRST_WARM_CHECK or key in _failed:
         return None
-    if key not in _servers:
+    srv = _servers.pop(key, None)
+    if srv is None:
         while len(_servers) >= _MAX_SERVERS:
-            old = _servers.pop(next(iter(_servers)))
-            if old is not None:
-                old.close()
+            _servers.pop(next(iter(_servers))).close()
         try:
-            _servers[key] = _Server(python, base, repo)
+            srv = _Server(python, base, repo)
         except OSError:
-            _servers[key] = None
-    srv = _servers[key]
-    if srv is not None and (not srv.ok or srv.proc.poll() is not None):  # failed, or died:
-        srv.close()  # no more warm checks of this key
-        _servers[key] = srv = None
-    return srv if srv is not None and srv.serves(repo) else None
+            _failed.add(key)
+            return None
+    if not srv.ok or srv.proc.poll() is not None:  # it could not start, or died: no more warm
+        srv.close()  # checks of this key
+        _failed.add(key)
+        return None
+    _servers[key] = srv  # the most recently used, last
+    return srv if srv.serves(repo) else None
 
 
 def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, str],
@@ -307,9 +311,8 @@ def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, 
 def close_all() -> None:
     """End every check server (each reaps its checks first)."""
     while _servers:
-        srv = _servers.pop(next(iter(_servers)))
-        if srv is not None:
-            srv.close()
+        _servers.pop(next(iter(_servers))).close()
+    _failed.clear()
     _seen.clear()
 
 
