@@ -35,7 +35,7 @@ class Index:
         self._mro: dict[str, list[str]] = {}
         self._busy: set[str] = set()
         self._by_name: dict[str, list[str]] | None = None
-        self._may_call: dict[str, list[str]] = {}  # by_name's answer per name (it is pure)
+        self.may_call: dict[str, list[str]] = {}  # by_name's answer per name (it is pure)
         self._tables: dict[str, tuple[Answers, dict[Chain, bool]]] = {}
         self._class_answers: dict[tuple[str, str | None], Answers] = {}
         self._bases: dict[str, list[str]] = {}
@@ -200,14 +200,22 @@ class Index:
             found = self._tables[m.name] = ({}, {})
         return found
 
-    def ask(self, m: ModuleFacts, chain: Chain, cls: str | None, mod: Answers) -> str | None:
+    def class_answers(self, m: ModuleFacts, cls: str | None) -> Answers:
+        """The table of `resolve`'s answers for `self`/`super` chains in class `cls` of `m`."""
+        key = (m.name, cls)
+        own = self._class_answers.get(key)
+        if own is None:
+            own = self._class_answers[key] = {}
+        return own
+
+    def ask(self, m: ModuleFacts, chain: Chain, cls: str | None, mod: Answers,
+            own: Answers | None = None) -> str | None:
         """`resolve`, for a chain not yet in `mod` (`tables(m)[0]`): remembered there, or for a
-        `self`/`super` chain in its class's table (looked up there first)."""
+        `self`/`super` chain in its class's table, `own` (`class_answers(m, cls)`, looked up
+        there first)."""
         if chain[0] in SELF_HEADS:
-            key = (m.name, cls)
-            own = self._class_answers.get(key)
             if own is None:
-                own = self._class_answers[key] = {}
+                own = self.class_answers(m, cls)
             dst = own.get(chain, ASK)
             if dst is ASK:
                 dst = own[chain] = self.resolve(m, chain, cls)
@@ -249,9 +257,9 @@ class Index:
 
     def by_name(self, name: str) -> list[str]:
         """The in-repo methods named `name` a by-name call may reach; [] when ambiguous."""
-        found = self._may_call.get(name)
+        found = self.may_call.get(name)
         if found is None:
-            found = self._may_call[name] = self._by_name_of(name)
+            found = self.may_call[name] = self._by_name_of(name)
         return found
 
     def _by_name_of(self, name: str) -> list[str]:

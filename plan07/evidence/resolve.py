@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from plan07.evidence.facts import CallRef, Chain, Def, ModuleFacts
+from plan07.evidence.facts import CallRef, Chain, ModuleFacts
 from plan07.evidence.index import ASK, CALLABLE_KINDS, CLASSLIKE, Answers, Index
 from plan07.model import ReconEdge, ReconNode
 
@@ -45,11 +45,11 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
     # the edges by source: {src: {(dst, kind)}}, sorted by source, then within each source
     edges: dict[str, set[tuple[str, str]]] = {}
     rows: list[tuple[str, str, str, int, str | None]] = []  # the nodes: id, kind, file, line,
-    kinds, defs = ix.kind, ix.defs  # signature
+    kinds, defs, docs, arity = ix.kind, ix.defs, out.docs, out.arity  # signature
     for name, m in ix.modules.items():
         rows.append((name, m.kind, m.file, 1, None))
         if m.doc:
-            out.docs[name] = m.doc
+            docs[name] = m.doc
         group = edges[name] = set()
         for imp in m.imports:
             target = ix.canon(imp)
@@ -61,22 +61,24 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
                     group.add((owner, "imports"))
             group.add((target, "imports"))
         answers, guessed = ix.tables(m)
-        _calls(ix, out, group, name, m, None, m.top_calls, m.top_by_name, m.top_refs, False,
-               answers, guessed)
-        for model in _migration_targets(ix, m):
-            if model != name:
-                group.add((model, "writes"))
-    last = renamed = None
+        if m.top_calls or m.top_by_name or m.top_refs:
+            _calls(ix, out, group, name, m, None, m.top_calls, m.top_by_name, m.top_refs, False,
+                   answers, guessed, ix.class_answers(m, None))
+        if m.migration_models:
+            for model in _migration_targets(ix, m):
+                if model != name:
+                    group.add((model, "writes"))
+    last = renamed = file = scope = own = None
     for eid, (m, d) in defs.items():
         if m is not last:  # the defs come module by module
-            last, renamed = m, f"{m.name}.__init__"
+            last, renamed, file, scope = m, f"{m.name}.__init__", m.file, ASK
             answers, guessed = ix.tables(m)
         kind = kinds[eid]
-        fields = kind in ("schema", "config") and d.field_signature
-        rows.append((eid, kind, m.file, d.line, (d.field_signature if fields else d.signature)
+        fields = (kind == "schema" or kind == "config") and d.field_signature
+        rows.append((eid, kind, file, d.line, (d.field_signature if fields else d.signature)
                      or None))
         if d.doc:
-            out.docs[eid] = d.doc
+            docs[eid] = d.doc
         parent = eid.rpartition(".")[0]
         owner = parent if kinds.get(parent) in CLASSLIKE else None  # ix.owner_class(eid)
         if parent == renamed:  # renamed beside a same-named module (above)
@@ -100,9 +102,22 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
                 if t is not None and t != eid and kinds[t] in CLASSLIKE and kinds[t] != "test":
                     mine.add((t, "uses_type"))
         if d.calls or d.by_name or d.refs:
-            _calls(ix, out, mine, eid, m, eid if classlike else owner, d.calls, d.by_name,
-                   d.refs, kind == "test", answers, guessed)
-        _arity(ix, out, eid, kind, d)
+            cls = eid if classlike else owner
+            if cls != scope:  # the methods of a class come one after another
+                scope, own = cls, ix.class_answers(m, cls)
+            _calls(ix, out, mine, eid, m, cls, d.calls, d.by_name, d.refs, kind == "test",
+                   answers, guessed, own)
+        # (parameters a caller may pass, how many have defaults), for default_change impact
+        if kind == "function" or kind == "method":
+            params = d.params
+            bound = kind == "method" and params and (params[0] == "self" or params[0] == "cls")
+            arity[eid] = (len(params) - 1 if bound else len(params), d.defaults)
+        elif kind == "class":
+            if init := ix.member(eid, "__init__"):
+                di = defs[init][1]
+                arity[eid] = (max(len(di.params) - 1, 0), di.defaults)
+        elif (kind == "schema" or kind == "config") and d.params:
+            arity[eid] = (len(d.params), d.field_defaults)
     rows.sort(key=itemgetter(0))  # by id (stable, as sorting the nodes by id was)
     # the models' own validator on plain dicts: what their __init__ runs, less its frame
     node = ReconNode.__pydantic_validator__.validate_python
@@ -114,73 +129,67 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
     return out
 
 
+SKIP_CALLEES = frozenset({"module", "migration"})  # a call resolved to one of these: no edge
+
+
 def _calls(ix: Index, out: ReconResult, mine: set[tuple[str, str]], src: str, m: ModuleFacts,
            cls: str | None, calls: list[CallRef], by_name: Sequence[CallRef],
            refs: Sequence[Chain], test: bool, answers: Answers,
-           guessed: dict[Chain, bool]) -> None:
+           guessed: dict[Chain, bool], own: Answers) -> None:
     """`src`'s calls, by-name calls and references, as edges into `mine` (src's own);
-    `answers`, `guessed`: `ix.tables(m)`."""
+    `answers`, `guessed`: `ix.tables(m)`; `own`: `ix.class_answers(m, cls)`."""
     resolved: set[str] = set()
-    # (method name, arguments passed) of each may-call by name; `_passes` is the arguments
-    guesses = [(chain[-1], _passes(nargs, kws)) for chain, nargs, kws in by_name] if by_name else []
+    # (method name, arguments passed) of each may-call by name: a `**kw` call passes any number
+    guesses = [(chain[-1], 10_000 if "**" in kws else nargs + len(kws))
+               for chain, nargs, kws in by_name] if by_name else []
     kind, passed = ix.kind, out.passed
     for chain, nargs, kws in calls:
         dst = answers.get(chain, ASK)
         if dst is ASK:
-            dst = ix.ask(m, chain, cls, answers)
+            dst = ix.ask(m, chain, cls, answers, own)
         if dst is None:
             g = guessed.get(chain)
             if g is None:
-                g = ix.unknown(m, chain, cls, guessed)
+                if chain[0] == "self":  # (unknown_receiver's own answer for self, inlined)
+                    g = len(chain) > 2 and cls is not None
+                else:
+                    g = ix.unknown(m, chain, cls, guessed)
             if g:
-                guesses.append((chain[-1], _passes(nargs, kws)))
+                guesses.append((chain[-1], 10_000 if "**" in kws else nargs + len(kws)))
             continue
         k = kind[dst]
-        if k == "module" or k == "migration":
+        if k in SKIP_CALLEES:
             continue
         resolved.add(dst)
         if dst != src:
             mine.add((dst, "calls"))
             if test and k != "test":
                 mine.add((dst, "tests"))  # a test exercises what it calls (§3.2)
-        n = 10_000 if "**" in kws else nargs + len(kws)  # `_passes`, inlined
+        n = 10_000 if "**" in kws else nargs + len(kws)  # the arguments passed
         key = (src, dst)
         old = passed.get(key)
         if old is None or n < old:  # the fewest arguments the caller passes the callee
             passed[key] = n
-    inside = src + "."
-    for name, n in guesses:  # may-calls by name (lower confidence in impact), never beside a
-        for dst in ix.by_name(name):  # resolved one
-            if dst not in resolved and not dst.startswith(inside) and dst != src:
-                mine.add((dst, "by_name"))
-                key = (src, dst)
-                old = passed.get(key)
-                if old is None or n < old:
-                    passed[key] = n
+    if guesses:
+        inside = src + "."
+        may_call = ix.may_call
+        for name, n in guesses:  # may-calls by name (lower confidence in impact), never beside
+            targets = may_call.get(name)  # a resolved one
+            if targets is None:
+                targets = ix.by_name(name)
+            for dst in targets:
+                if dst not in resolved and dst != src and not dst.startswith(inside):
+                    mine.add((dst, "by_name"))
+                    key = (src, dst)
+                    old = passed.get(key)
+                    if old is None or n < old:
+                        passed[key] = n
     for ch in refs:  # a function passed as a value: a reference (callback, registry, handler)
         dst = answers.get(ch, ASK)
         if dst is ASK:
-            dst = ix.ask(m, ch, cls, answers)
+            dst = ix.ask(m, ch, cls, answers, own)
         if dst is not None and dst != src and kind[dst] in CALLABLE_KINDS:
             mine.add((dst, "references"))
-
-
-def _passes(nargs: int, keywords: tuple[str, ...]) -> int:
-    """The arguments a call passes (a `**kw` call: any number, 10,000)."""
-    return 10_000 if "**" in keywords else nargs + len(keywords)
-
-
-def _arity(ix: Index, out: ReconResult, eid: str, kind: str, d: Def) -> None:
-    """(parameters a caller may pass, how many have defaults), for default_change impact."""
-    if kind in ("function", "method"):
-        bound = kind == "method" and d.params[:1] in (["self"], ["cls"])
-        params = d.params[1:] if bound else d.params
-        out.arity[eid] = (len(params), d.defaults)
-    elif kind in ("schema", "config") and d.params:
-        out.arity[eid] = (len(d.params), d.field_defaults)
-    elif kind == "class" and (init := ix.member(eid, "__init__")):
-        _, di = ix.defs[init]
-        out.arity[eid] = (max(len(di.params) - 1, 0), di.defaults)
 
 
 def _classify(ix: Index) -> None:
