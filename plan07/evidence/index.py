@@ -39,6 +39,7 @@ class Index:
         self._tables: dict[str, tuple[Answers, dict[Chain, bool]]] = {}
         self._class_answers: dict[tuple[str, str | None], Answers] = {}
         self._bases: dict[str, list[str]] = {}
+        self._scope: dict[str, dict[str, str | None]] = {}  # per module: a name -> qualify's base
         modules = list(modules)
         names = {m.name for m in modules}
         for m in modules:
@@ -78,9 +79,10 @@ class Index:
         and class members through in-repo bases; None when it is not in this repository."""
         if q in self.kind:
             return q
-        if q in self._canon:
-            return self._canon[q]
-        result: str | None = None
+        result = self._canon.get(q, ASK)
+        if result is not ASK:
+            return result
+        result = None
         head, _, last = q.rpartition(".")
         if head and hops < MAX_ALIAS_HOPS:
             h = self.canon(head, hops + 1)
@@ -158,29 +160,35 @@ class Index:
 
     def qualify(self, m: ModuleFacts, chain: Chain, cls: str | None) -> str | None:
         """A raw chain in module `m` (inside class `cls`) -> a dotted name, not yet canonical."""
-        head, rest = chain[0], chain[1:]
-        if head in ("self", "super"):
-            if cls is None or not rest:
+        head = chain[0]
+        if head == "self" or head == "super":
+            if cls is None or len(chain) < 2:
                 return None
-            classes = self.mro(cls)[1:] if head == "super" else self.mro(cls)
-            found = next((f"{c}.{rest[0]}" for c in classes if f"{c}.{rest[0]}" in self.kind), None)
-            if found:
-                return ".".join([found, *rest[1:]])
-            if head == "self" and len(rest) > 1 and (t := self.attr_type(cls, rest[0])):
-                return ".".join([t, *rest[1:]])  # self.x.m() with the class of x known
+            name, kind, mro = chain[1], self.kind, self.mro(cls)
+            for c in mro[1:] if head == "super" else mro:
+                found = f"{c}.{name}"
+                if found in kind:
+                    return found if len(chain) == 2 else ".".join([found, *chain[2:]])
+            if head == "self" and len(chain) > 2 and (t := self.attr_type(cls, name)):
+                return ".".join([t, *chain[2:]])  # self.x.m() with the class of x known
             return None
-        if f"{m.name}.{head}" in self.defs:
-            base = f"{m.name}.{head}"
-        elif head in m.bindings:
-            base = m.bindings[head]
-        elif rest and (held := m.var_types.get(head)) and held[0] not in m.var_types:
-            t = self.resolve(m, held, None)  # `console = Console()` at module level
-            if t is None or self.kind[t] not in CLASSLIKE:
-                return None
-            base = t
-        else:
-            return None  # a builtin, an untyped global, or something undefined: not guessed
-        return ".".join([base, *rest])
+        # what a name at module level denotes: a definition of the module, else its binding
+        scope = self._scope.get(m.name)
+        if scope is None:
+            scope = self._scope[m.name] = {}
+        base = scope.get(head, ASK)
+        if base is ASK:
+            local = f"{m.name}.{head}"
+            base = scope[head] = local if local in self.defs else m.bindings.get(head)
+        if base is None:
+            if len(chain) > 1 and (held := m.var_types.get(head)) and held[0] not in m.var_types:
+                t = self.resolve(m, held, None)  # `console = Console()` at module level
+                if t is None or self.kind[t] not in CLASSLIKE:
+                    return None
+                base = t
+            else:
+                return None  # a builtin, an untyped global, or something undefined: not guessed
+        return base if len(chain) == 1 else ".".join([base, *chain[1:]])
 
     def resolve(self, m: ModuleFacts, chain: Chain, cls: str | None) -> str | None:
         q = self.qualify(m, chain, cls)

@@ -68,7 +68,10 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
             for model in _migration_targets(ix, m):
                 if model != name:
                     group.add((model, "writes"))
-    last = renamed = file = scope = own = None
+    last = renamed = None
+    file = ""
+    scope: str | None = ASK  # the class whose answer table `own` is ("?": none yet)
+    own: Answers = {}
     for eid, (m, d) in defs.items():
         if m is not last:  # the defs come module by module
             last, renamed, file, scope = m, f"{m.name}.__init__", m.file, ASK
