@@ -239,20 +239,22 @@ class Index:
         head = chain[0]
         if head == "self":  # self.m() not found in-repo is an external base's; self.x.m() is not
             return len(chain) > 2 and cls is not None
+        base: str | None
         if head in m.bindings or head in _BUILTINS:
-            target = m.bindings.get(head)
-            if target is None:
+            base = m.bindings.get(head)
+            if base is None:
                 return False
-            # `f().m()` / `mod.f().m()` with f in-repo and no return type: unknown receiver
-            return any(self.kind.get(c) in CALLABLE_KINDS
-                       for c in [self.canon(".".join([target, *chain[1:i]]))
-                                 for i in range(1, len(chain))] if c)
-        if f"{m.name}.{head}" in self.defs:
+        elif f"{m.name}.{head}" in self.defs:
             base = f"{m.name}.{head}"
-            return any(self.kind.get(c) in CALLABLE_KINDS
-                       for c in [self.canon(".".join([base, *chain[1:i]]))
-                                 for i in range(1, len(chain))] if c)
-        return True  # an untyped module-level variable or an undefined name
+        else:
+            return True  # an untyped module-level variable or an undefined name
+        # `f().m()` / `mod.f().m()` with f in-repo and no return type: unknown receiver
+        if len(chain) == 2:  # (the one prefix: `base`)
+            c = self.canon(base)
+            return self.kind.get(c) in CALLABLE_KINDS if c else False
+        return any(self.kind.get(c) in CALLABLE_KINDS
+                   for c in [self.canon(".".join([base, *chain[1:i]]))
+                             for i in range(1, len(chain))] if c)
 
     def unknown(self, m: ModuleFacts, chain: Chain, cls: str | None,
                 guessed: dict[Chain, bool]) -> bool:

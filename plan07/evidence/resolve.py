@@ -127,8 +127,8 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
     edge = ReconEdge.__pydantic_validator__.validate_python
     out.nodes = [node({"id": i, "kind": k, "file": f, "line": ln, "signature": sig})
                  for i, k, f, ln, sig in rows]
-    out.edges = [edge({"src": s, "dst": t, "kind": k})
-                 for s in sorted(edges) for t, k in sorted(edges[s])]
+    out.edges = [edge({"src": s, "dst": t, "kind": k}) for s in sorted(edges) for g in [edges[s]]
+                 for t, k in (sorted(g) if len(g) > 1 else g)]  # (one edge or none: sorted)
     return out
 
 
