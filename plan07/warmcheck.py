@@ -28,8 +28,9 @@ from a fresh process, and why it is kept apart:
 - plan07 dying (any signal) closes the server's socket: the server kills the running check's
   process group and exits (in place of PR_SET_PDEATHSIG, which would kill the server first).
 
-Anything else (a configured test command, the first check, a server that failed) runs as a fresh
-process (plan07.runner.run_argv). `close_all` ends the servers (also at exit).
+Anything else (a configured test command, the first check, a server that failed, a system other
+than Linux) runs as a fresh process (plan07.runner.run_argv). `close_all` ends the servers (also
+at exit); a process keeps at most four, the least recently used ended first.
 """
 
 from __future__ import annotations
@@ -224,6 +225,8 @@ def server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) -> 
 
 
 def _server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) -> _Server | None:
+    if not sys.platform.startswith("linux"):  # fork, fd passing and pidfd/POLLRDHUP as tested
+        return None
     base = dict(env)
     pp = [p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p and p != plugin_dir]
     if any(not os.path.isabs(p) for p in pp):  # noqa: PTH117 - strings, as the env has them
