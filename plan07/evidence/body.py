@@ -64,6 +64,9 @@ _BINDS = frozenset({ast.Assign, ast.AnnAssign, ast.withitem, ast.ExceptHandler, 
                     ast.NamedExpr}) | _LOOPS | _DEFINES
 _CONTAINERS = frozenset({ast.Dict, ast.List, ast.Tuple, ast.Set})
 _HOLDER, _BINDER = "holder", "binder"
+_CLASSES = (ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Expr, ast.Return, ast.Assign, ast.If,
+            ast.Compare, ast.BinOp, ast.Subscript, ast.Tuple, ast.List, ast.Assert, ast.UnaryOp,
+            ast.BoolOp, ast.JoinedStr)  # (scan's locals)
 # Every node class -> (what _Body.scan does with it, the fields it reads: syntax.children)
 _PLAN: dict[type, tuple[str | None, tuple[str, ...]]] = {
     c: (_HOLDER if c in _CONTAINERS else _BINDER if c in _BINDS else None, children(c))
@@ -101,12 +104,9 @@ class Body:
         # order is syntax.nodes' (a node's fields pushed in order, popped last first); an
         # attribute chain is skipped down to its base (`a.b.c` holds only what `a` holds) and a
         # keyword down to its value, where they would have been visited.
-        call_cls, attribute, skip, plan = ast.Call, ast.Attribute, SKIP, _PLAN
-        name_cls, load = ast.Name, _LOAD
-        expr_, return_, assign, if_ = ast.Expr, ast.Return, ast.Assign, ast.If
-        compare, binop, subscript = ast.Compare, ast.BinOp, ast.Subscript
-        tuple_, list_ = ast.Tuple, ast.List
-        assert_, unary, boolop, joined = ast.Assert, ast.UnaryOp, ast.BoolOp, ast.JoinedStr
+        (call_cls, attribute, name_cls, load, expr_, return_, assign, if_, compare, binop,
+         subscript, tuple_, list_, assert_, unary, boolop, joined) = _CLASSES
+        skip, plan = SKIP, _PLAN
         todo: list[Any] = list(reversed(fn.body))  # each statement done before the next
         push, pop = todo.append, todo.pop
         while todo:

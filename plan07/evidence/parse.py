@@ -85,28 +85,33 @@ def parse_module(source: str, file: str) -> ModuleFacts:
 
 def _imports(tree: ast.Module, mf: ModuleFacts, lines: list[int] | None) -> None:
     package = mf.name if mf.is_package else mf.name.rpartition(".")[0]
+    parts = package.split(".") if package else []
+    imports, bindings = mf.imports, mf.bindings
+    add = imports.append
     for node in import_statements(tree.body, lines):
         if isinstance(node, ast.Import):
             for a in node.names:
-                mf.imports.append(a.name)
-                if a.asname:
-                    mf.bindings[a.asname] = a.name
+                name = a.name
+                add(name)
+                if asname := a.asname:
+                    bindings[asname] = name
                 else:
-                    head = a.name.split(".")[0]
-                    mf.bindings.setdefault(head, head)
+                    head = name.partition(".")[0]
+                    bindings.setdefault(head, head)
         else:
-            base = node.module or ""
-            if node.level:
-                pkg = package.split(".") if package else []
-                pkg = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                base = ".".join(pkg + ([node.module] if node.module else []))
+            module = node.module
+            base = module or ""
+            if level := node.level:
+                pkg = parts[: len(parts) - (level - 1)] if level > 1 else parts
+                base = ".".join(pkg + [module] if module else pkg)
             for a in node.names:
-                if a.name == "*":
-                    mf.imports.append(base)
+                name = a.name
+                if name == "*":
+                    add(base)
                     continue
-                target = f"{base}.{a.name}" if base else a.name
-                mf.imports.append(target)
-                mf.bindings[a.asname or a.name] = target
+                target = f"{base}.{name}" if base else name
+                add(target)
+                bindings[a.asname or name] = target
 
 
 def _django_models(tree: ast.Module) -> list[str]:
@@ -243,8 +248,9 @@ class _Walker:
             cls is None or cls.kind == "test")
         kind = "test" if test else ("method" if method else "function")
         text, bound, chains, ret, params, defaults = signature(node)
-        d = Def(f"{prefix}{name}", kind, node.lineno, text, first_doc_line(node), params=params,
-                annotations=chains, returns=ret, defaults=defaults)
+        # (positional: Def's fields in order up to `defaults`, no keyword matching)
+        d = Def(f"{prefix}{name}", kind, node.lineno, text, first_doc_line(node), [], [], chains,
+                [], [], [], {}, params, ret, defaults)
         static = False
         if node.decorator_list:
             d.decorators, d.calls, d.refs = _decorators(node)

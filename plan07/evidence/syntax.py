@@ -25,7 +25,7 @@ def clip(text: str) -> str:
     return text if len(text) <= FIELD_MAX_CHARS else text[: FIELD_MAX_CHARS - 1] + "…"
 
 
-_NAME, _ATTRIBUTE = ast.Name, ast.Attribute
+_NAME, _ATTRIBUTE, _EXPR, _CONSTANT = ast.Name, ast.Attribute, ast.Expr, ast.Constant
 
 
 def chain_of(expr: ast.expr) -> Chain | None:
@@ -129,12 +129,12 @@ def first_doc_line(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.Async
     gives there, without `inspect.cleandoc` over the whole text (it only removes whitespace at
     line starts and blank lines at the ends, which the strip and clip below remove anyway)."""
     body = node.body
-    if not body or type(body[0]) is not ast.Expr:
+    if not body or type(first := body[0]) is not _EXPR:
         return ""
-    value: Any = body[0].value  # an Expr (checked above)
-    if type(value) is not ast.Constant or type(value.value) is not str:
+    value: Any = first.value  # an Expr (checked above)
+    if type(value) is not _CONSTANT or type(doc := value.value) is not str:
         return ""
-    doc: str = value.value.strip()
+    doc = doc.strip()
     if not doc:
         return ""
     line = doc.partition("\n")[0]  # splitlines' first line, unless another break comes first
@@ -344,9 +344,9 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
     params: list[str] = []
     texts: list[str] = []
     for i, p in enumerate(every):
-        text = p.arg
+        text = name = p.arg
         if i < n_named:
-            params.append(text)
+            params.append(name)
         ann = p.annotation
         if ann is None:
             t = None
@@ -357,7 +357,7 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
                 chains += more
             text = f"{text}: {shown}"
             eq = " = "
-        bound[p.arg] = t if bound.get(p.arg, t) == t else None
+        bound[name] = t if name not in bound or bound[name] == t else None
         if given is not None and i < n_named and (d := given[i]) is not None:
             text = f"{text}{eq}{unparse(d)}"
         texts.append(text)
