@@ -172,7 +172,7 @@ class Body:
             if cls is assign:  # what _binding did for it, then targets, value
                 v = n.value
                 c = type(v)
-                if (c is name_cls or c is attribute) and type(v.ctx) is load:  # held_values
+                if c is name_cls or c is attribute:  # held_values (a value is always a load)
                     held.append(v)
                 if c is call_cls:  # constructed(), chain_of inlined for `T()` and `m.T()`
                     f = v.func
@@ -256,15 +256,15 @@ class Body:
                     push(v)
                 continue
             if cls is tuple_ or cls is list_:  # held_values (loads only), then the elements
-                keep = type(n.ctx) is load
+                keep = type(n.ctx) is load  # (the elements of a load are loads)
                 for v in n.elts:
                     c = type(v)
                     if c is name_cls:
-                        if keep and type(v.ctx) is load:
+                        if keep:
                             held.append(v)
                         continue
                     if c is attribute:
-                        if keep and type(v.ctx) is load:
+                        if keep:
                             held.append(v)
                         v = v.value
                         c = type(v)
