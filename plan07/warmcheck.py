@@ -219,7 +219,10 @@ _owner = os.getpid()
 
 def server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) -> _Server | None:
     """The server for a check of `python` in `env` (its PYTHONPATH minus `plugin_dir`), or None:
-    run it fresh (the first check of that key, no usable server, a relative PYTHONPATH)."""
+    run it fresh (the first check of that key, no usable server, a relative PYTHONPATH, or
+    `PLAN07_WARM_CHECKS=off` in plan07's own environment: every check a fresh process)."""
+    if os.environ.get("PLAN07_WARM_CHECKS", "").strip().lower() == "off":
+        return None
     with _lock:
         return _server_for(python, env, plugin_dir, repo)
 

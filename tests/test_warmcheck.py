@@ -237,6 +237,20 @@ def test_the_first_check_and_a_relative_pythonpath_run_fresh(tmp_path: Path) -> 
     assert b"PYTHONPATH=/abs/lib" in environ  # the user's, without the run's plugin folder
 
 
+def test_warm_checks_off_runs_every_check_fresh(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path, {"tests/test_ok.py": "def test_ok():\n    pass\n"})
+    monkeypatch.setenv("PLAN07_WARM_CHECKS", "off")
+    runs = [run_tests(TestCommand(), OWN, repo, ["tests"], timeout=60, env=_env())
+            for _ in range(3)]
+    assert all(r.rc == 0 for r in runs)
+    assert not _servers()  # the third check would have had one
+    monkeypatch.delenv("PLAN07_WARM_CHECKS")
+    for _ in range(2):  # the switch's checks were not counted: a second check gets its server
+        assert run_tests(TestCommand(), OWN, repo, ["tests"], timeout=60, env=_env()).rc == 0
+    assert _servers()  # the switch, not the repo, kept them fresh
+
+
 def test_a_server_holding_a_module_of_the_repo_never_serves_it(tmp_path: Path) -> None:
     env = _env()
     warmcheck.server_for(sys.executable, env, "", str(tmp_path))
