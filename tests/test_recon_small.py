@@ -358,3 +358,60 @@ def test_recon_leaves_the_collector_as_found_and_makes_no_cycles(
         if was:
             gc.enable()
     assert same
+
+
+# What a source file may be: the fast reading path must give what tokenize.open gives, or fail the
+# same way (plan07.evidence.recon._decode)
+ENCODED = {
+    "plain": b"x = 1\ny = 'caf\xc3\xa9'\n",
+    "crlf": b"x = 1\r\ny = 2\r\n",
+    "lone cr": b"x = 1\ry = 2\n",
+    "bom": b"\xef\xbb\xbfx = 'caf\xc3\xa9'\n",
+    "latin-1 cookie": b"# -*- coding: latin-1 -*-\nx = 'caf\xe9'\n",
+    "cookie on line 2": b"#!/usr/bin/env python\n# coding: latin-1\nx = '\xe9'\n",
+    "no newline": b"x = 1",
+    "empty": b"",
+    "latin-1, no cookie, line 1": b"x = '\xe9'\n",
+    "latin-1, no cookie, line 5": b"\n\n\n\nx = '\xe9'\n",
+    "unknown cookie": b"# coding: nonesuch\nx = 1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENCODED))
+def test_a_file_reads_as_tokenize_open_reads_it(name: str, tmp_path: Path) -> None:
+    import io
+    import tokenize
+
+    from plan07.evidence.recon import _decode
+
+    def general(data: bytes) -> str:  # tokenize.open's steps on the bytes (no file name)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        with io.TextIOWrapper(io.BytesIO(data), encoding, line_buffering=True) as fh:
+            return fh.read()
+
+    def outcome(read: object, arg: object) -> object:
+        try:
+            return read(arg)  # type: ignore[operator]
+        except (SyntaxError, UnicodeDecodeError) as exc:
+            return type(exc), str(exc)
+
+    path = tmp_path / "m.py"
+    path.write_bytes(ENCODED[name])
+
+    def from_file(p: Path) -> str:
+        with tokenize.open(p) as fh:
+            return fh.read()
+
+    got, want = outcome(_decode, ENCODED[name]), outcome(from_file, path)
+    if isinstance(want, str):
+        assert got == want
+    else:  # the same error; its text as the general path words it (no file name)
+        assert got == outcome(general, ENCODED[name])
+        assert got[0] == want[0]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("root", [".", "/", "/a/b", "a/b", "./a", "/a/b/"])
+def test_a_file_path_is_the_one_pathlib_joins(root: str) -> None:
+    from plan07.evidence.recon import _prefix
+
+    assert _prefix(Path(root)) + "pkg/m.py" == str(Path(root) / "pkg/m.py")
