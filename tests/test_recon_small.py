@@ -412,6 +412,17 @@ def test_a_file_reads_as_tokenize_open_reads_it(name: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("root", [".", "/", "/a/b", "a/b", "./a", "/a/b/"])
 def test_a_file_path_is_the_one_pathlib_joins(root: str) -> None:
-    from plan07.evidence.recon import _prefix
+    from plan07.evidence.files import path_prefix
 
-    assert _prefix(Path(root)) + "pkg/m.py" == str(Path(root) / "pkg/m.py")
+    assert path_prefix(Path(root)) + "pkg/m.py" == str(Path(root) / "pkg/m.py")
+
+
+@pytest.mark.parametrize(("rel", "vendored"), [
+    ("pkg/mod.py", False), ("venv/lib/x.py", True), ("a/node_modules/b/c.py", True),
+    ("src/foo.egg-info/x.py", True), ("foo.egg-info.py", False), ("build.py", False),
+    ("a/build/x.py", True), ("a/.git/hooks/x.py", True), ("docs/egg-info/x.py", False),
+])
+def test_vendored_paths_are_the_directories_named(rel: str, vendored: bool) -> None:
+    from plan07.evidence.files import _vendored
+
+    assert _vendored(rel) is vendored

@@ -18,7 +18,7 @@ import plan07.evidence.factcache as factcache  # (not `from plan07.evidence`: no
 from plan07 import collector
 from plan07.errors import InputError
 from plan07.evidence.facts import ModuleFacts
-from plan07.evidence.files import python_files
+from plan07.evidence.files import path_prefix, python_files
 from plan07.evidence.parse import parse_module
 from plan07.evidence.resolve import ReconResult, build_recon
 
@@ -37,7 +37,7 @@ def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[st
     modules: list[ModuleFacts] = []
     warnings: list[str] = []
     caching = factcache.enabled()
-    prefix = _prefix(repo)
+    prefix = path_prefix(repo)
     for rel in rels:
         try:
             # (an unbuffered read of the whole file, not Path.read_bytes: 3x less CPU per file)
@@ -55,12 +55,6 @@ def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[st
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             warnings.append(f"{rel}: cannot read ({exc}); skipped")
     return modules, warnings
-
-
-def _prefix(repo: Path) -> str:
-    """What `str(repo / rel)` puts before a relative path `rel` (as python_files lists them)."""
-    root = str(repo)
-    return "" if root == "." else root.rstrip("/") + "/"
 
 
 def _decode(data: bytes) -> str:
