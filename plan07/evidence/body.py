@@ -95,7 +95,7 @@ class Body:
             bound.pop(me, None)
         types = self.types = bound
         t: Chain | None  # a local's class
-        calls: list[Any] = []  # ast.Call, read by exact class (mypy cannot narrow on it)
+        calls: list[Any] = []  # (a call's func, its fixed positionals, its keywords), in order
         passed: list[Any] = []  # the names and attributes passed to those calls, in order
         held: list[Any] = []  # held_values of the registries and assignments, in order
         owner = self.cls
@@ -106,7 +106,7 @@ class Body:
         # keyword down to its value, where they would have been visited.
         (call_cls, attribute, name_cls, load, expr_, return_, assign, if_, compare, binop,
          subscript, tuple_, list_, assert_, unary, boolop, joined) = _CLASSES
-        skip, plan = SKIP, _PLAN
+        skip, plan, starred = SKIP, _PLAN, _STARRED
         todo: list[Any] = list(reversed(fn.body))  # each statement done before the next
         push, pop = todo.append, todo.pop
         while todo:
@@ -130,16 +130,17 @@ class Body:
                     continue
             # the frequent classes read their fields directly, in their order (an attribute
             # child pushed as its base); the rest go by the class table
-            if cls is call_cls:  # keep for pass 2; func, args, keywords' values
-                calls.append(n)
-                v = n.func
+            if cls is call_cls:  # func, args, keywords' values; kept for pass 2 as read here
+                f = v = n.func
                 c = type(v)
                 while c is attribute:
                     v = v.value
                     c = type(v)
                 if c not in skip:
                     push(v)
-                for v in n.args:  # a name or attribute passed is a value (always a load)
+                args, kws = n.args, n.keywords
+                fixed = len(args)  # the positionals passed (`f(*xs)` passes no fixed number)
+                for v in args:  # a name or attribute passed is a value (always a load)
                     c = type(v)
                     if c is name_cls:
                         passed.append(v)
@@ -151,9 +152,12 @@ class Body:
                         while c is attribute:
                             v = v.value
                             c = type(v)
+                    elif c is starred:
+                        fixed -= 1
                     if c not in skip:
                         push(v)
-                for k in n.keywords:
+                calls.append((f, fixed, kws))
+                for k in kws:
                     v = k.value
                     c = type(v)
                     if c is name_cls:
@@ -315,11 +319,10 @@ class Body:
         # pass 2: the calls, through those local types (call_ref, held_values and, for a
         # dotted name of up to three parts, chain_of and _rewrite inlined)
         rewrite, out, by_name, refs = self._rewrite, self.d.calls, self.d.by_name, self.d.refs
-        starred, arg_of = _STARRED, _ARG
+        arg_of = _ARG
         me = me if owner is not None else None  # `self.x` rewritten to ("self", x)
         r: Chain | None
-        for c in calls:
-            func = c.func
+        for func, n, kws in calls:
             fc = type(func)
             # the chain, rewritten (None: not resolvable here); `x.m()` with x of unknown type
             # is a may-call of any in-repo `m` (resolve decides): by name
@@ -359,11 +362,6 @@ class Body:
                 ch = chain_of(func)
                 if not ch or (r := rewrite(ch)) is None:
                     continue
-            args, kws = c.args, c.keywords
-            n = len(args)
-            for v in args:
-                if type(v) is starred:  # `f(*xs)` passes no fixed number of positionals
-                    n -= 1
             if kws:  # _keyword_names, inlined
                 names = tuple(map(arg_of, kws))
                 if None in names:
