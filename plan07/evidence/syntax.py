@@ -8,7 +8,7 @@ import ast
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 from plan07.caps import FIELD_MAX_CHARS
@@ -265,7 +265,7 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
     in that order, then the return's; the return annotation's `simple_type`; the named
     parameters' names (not `*`, `**`); how many have a default). Each annotation is read once
     (`annotation`, inlined: most are a plain name, and a function has a few)."""
-    posonly, args, vararg, kwonly, kw_defaults, kwarg, defaults = _ARGUMENTS(node.args)
+    posonly, args, vararg, kwonly, kw_defaults, kwarg, defaults = _ARGUMENTS(node.args.__dict__)
     pos = posonly + args if posonly else args
     every = pos + kwonly if kwonly else pos
     if vararg is not None or kwarg is not None:
@@ -275,6 +275,7 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
     names: list[str] = []
     texts: list[str] = []  # each parameter's `name` or `name: annotation`, aligned with `every`
     known = _ANNOTATIONS
+    quick = True  # every text from _quick (not ast.unparse)
     for name, ann in map(_PARAMETER, every):
         names.append(name)
         if ann is None:
@@ -284,6 +285,7 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
             shown = ann.id if type(ann) is _NAME else _quick(ann)
             if shown is None:
                 shown = ast.unparse(ann)
+                quick = False
             more, t = known.get(shown) or _remember(shown, ann)
             if more:
                 chains += more
@@ -291,14 +293,16 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
         bound[name] = t if name not in bound or bound[name] == t else None
     n_pos = len(pos)
     n_defaults = len(defaults)
-    if defaults:  # the last positional parameters'
-        for i, d in enumerate(defaults, n_pos - n_defaults):
-            texts[i] = _with_default(texts[i], every[i], d)
-    if kwonly:
-        for i, d in enumerate(kw_defaults, n_pos):
+    if defaults or kwonly:  # the last positional parameters', the keyword-only ones'
+        for i, d in enumerate(defaults + kw_defaults, n_pos - n_defaults):
             if d is not None:
-                n_defaults += 1
-                texts[i] = _with_default(texts[i], every[i], d)
+                shown = _quick(d)
+                if shown is None:
+                    shown = ast.unparse(d)
+                    quick = False
+                eq = "=" if every[i].annotation is None else " = "
+                texts[i] = f"{texts[i]}{eq}{shown}"
+        n_defaults += len(kw_defaults) - kw_defaults.count(None)
     n_named = n_pos + len(kwonly)
     if every is pos:  # positional parameters only (most functions)
         parts = texts
@@ -327,22 +331,26 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
             shown = returns.id if c is _NAME else _quick(returns)
             if shown is None:
                 shown = ast.unparse(returns)
+                quick = False
         more, ret = known.get(shown) or _remember(shown, returns)
         chains += more
-        if shown:
-            arrow = f" -> {shown}"
+        arrow = f" -> {shown}"
     head = "async def" if type(node) is ast.AsyncFunctionDef else "def"
-    return (clip(f"{head} {node.name}({', '.join(parts)}){arrow}"), bound, chains, ret,
-            names if len(names) == n_named else names[:n_named], n_defaults)
+    line = f"{head} {node.name}({', '.join(parts)}){arrow}"
+    # clip's own test, shorter: an ASCII line of names, punctuation and _quick's texts (which
+    # write a string's repr, where what is unprintable is escaped) is printable, and starts and
+    # ends with no space; only a double space inside a string, or the length, changes it
+    if not (quick and line.isascii() and "  " not in line and len(line) <= FIELD_MAX_CHARS):
+        line = clip(line)
+    return (line, bound, chains, ret, names if len(names) == n_named else names[:n_named],
+            n_defaults)
 
 
-_ARGUMENTS = attrgetter("posonlyargs", "args", "vararg", "kwonlyargs", "kw_defaults", "kwarg",
-                        "defaults")  # (one call reads ast.arguments' fields)
+# ast.arguments' fields, read from its __dict__ (the parser sets every field there): in CPython
+# 3.11 an ast node's attribute read is not specialized, and costs twice a dict's item read
+_ARGUMENTS = itemgetter("posonlyargs", "args", "vararg", "kwonlyargs", "kw_defaults", "kwarg",
+                        "defaults")
 _PARAMETER = attrgetter("arg", "annotation")
-
-
-def _with_default(text: str, p: ast.arg, default: ast.expr) -> str:
-    return f"{text}{'=' if p.annotation is None else ' = '}{unparse(default)}"
 
 
 _ANNOTATIONS: dict[str, tuple[list[Chain], Chain | None]] = {}
