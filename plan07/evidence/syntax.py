@@ -140,7 +140,12 @@ def first_doc_line(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.Async
     if not doc:
         return ""
     line = doc.partition("\n")[0]  # splitlines' first line, unless another break comes first
-    return clip(line if line.isprintable() else doc.splitlines()[0])  # (every other is unprintable)
+    if not line.isprintable():  # (every other break is unprintable)
+        return clip(doc.splitlines()[0])
+    # clip's own test, its printable part done and the line stripped at its start
+    if "  " in line or line[-1] == " " or len(line) > FIELD_MAX_CHARS:
+        return clip(line)
+    return line
 
 
 # Nodes with no child worth visiting: skipping them is most of walk()'s speed on data-heavy files.
@@ -275,7 +280,7 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
     names: list[str] = []
     texts: list[str] = []  # each parameter's `name` or `name: annotation`, aligned with `every`
     known = _ANNOTATIONS
-    quick = True  # every text from _quick (not ast.unparse)
+    quick = True  # every text from _quick (not ast.unparse): see _line
     for name, ann in map(_PARAMETER, every):
         names.append(name)
         if ann is None:
@@ -337,9 +342,7 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
         arrow = f" -> {shown}"
     head = "async def" if type(node) is ast.AsyncFunctionDef else "def"
     line = f"{head} {node.name}({', '.join(parts)}){arrow}"
-    # clip's own test, shorter: an ASCII line of names, punctuation and _quick's texts (which
-    # write a string's repr, where what is unprintable is escaped) is printable, and starts and
-    # ends with no space; only a double space inside a string, or the length, changes it
+    # _line(line, quick), inlined
     if not (quick and line.isascii() and "  " not in line and len(line) <= FIELD_MAX_CHARS):
         line = clip(line)
     return (line, bound, chains, ret, names if len(names) == n_named else names[:n_named],
@@ -376,10 +379,30 @@ def _remember(text: str, ann: ast.expr) -> tuple[list[Chain], Chain | None]:
 
 def class_signature(node: ast.ClassDef) -> str:
     """`class C(Base)`."""
-    bases = [unparse(b) for b in node.bases]
+    bases = []
+    quick = True  # every text from _quick (not ast.unparse): see _line
+    for b in node.bases:
+        text = _quick(b)
+        if text is None:
+            text, quick = ast.unparse(b), False
+        bases.append(text)
     for k in node.keywords:  # (ast.unparse's spelling of a keyword)
-        bases.append(f"{k.arg}={unparse(k.value)}" if k.arg else f"**{unparse(k.value)}")
-    return clip(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}")
+        text = _quick(k.value)
+        if text is None:
+            text, quick = ast.unparse(k.value), False
+        bases.append(f"{k.arg}={text}" if k.arg else f"**{text}")
+    return _line(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}",
+                 quick)
+
+
+def _line(line: str, quick: bool) -> str:
+    """`clip(line)` for a line that starts with a keyword and is built from names, punctuation
+    and texts, those all from `_quick` when `quick`: an ASCII one is printable then (_quick
+    writes a string's repr, where what is unprintable is escaped) and ends with no space, so
+    only a double space inside a string, or the length, changes it."""
+    if quick and line.isascii() and "  " not in line and len(line) <= FIELD_MAX_CHARS:
+        return line
+    return clip(line)
 
 
 def class_fields(node: ast.ClassDef) -> tuple[str | None, list[str], int]:
