@@ -8,6 +8,7 @@ import ast
 from typing import Any
 
 _NAME, _ATTRIBUTE, _CONSTANT, _TUPLE = ast.Name, ast.Attribute, ast.Constant, ast.Tuple
+_SUBSCRIPT, _BINOP, _BITOR = ast.Subscript, ast.BinOp, ast.BitOr
 
 
 def unparse(node: ast.AST) -> str:
@@ -24,7 +25,8 @@ def _quick(node: Any) -> str | None:
     `ast.unparse` renders it at the top level, which is also how it renders it as an item, an
     index, an argument or a dict entry (no shape here is put in parentheses there but a tuple,
     which always is); the operands of `|` and the heads of `.`, `[...]` and `(...)` are kept to
-    shapes no operator there puts in parentheses."""
+    shapes no operator there puts in parentheses. (One function for the common shapes, and a
+    plain name read in place: a call costs more than most of these renderings.)"""
     cls = type(node)
     if cls is _NAME:
         name: str = node.id
@@ -36,67 +38,59 @@ def _quick(node: Any) -> str | None:
             return f"{value.id}.{node.attr}"
         head = _quick(value) if c is _ATTRIBUTE else None
         return None if head is None else f"{head}.{node.attr}"
-    if cls is _CONSTANT:
-        return _constant(node)
-    if cls is ast.Subscript:
-        return _subscript(node)
-    if cls is ast.BinOp and type(node.op) is ast.BitOr:
+    if cls is _CONSTANT:  # its repr (a `u` prefix kept), `...` for Ellipsis
+        v = node.value
+        if v is None:
+            return "None"
+        t = type(v)
+        if t is str:
+            text = repr(v)
+            return text if node.kind is None else f"u{text}"
+        if t is bool or t is int or t is bytes:
+            return repr(v)
+        if v is ...:
+            return "..."
+        if t is float or t is complex:
+            text = repr(v)
+            return None if "n" in text else text  # (inf, nan: unparse's own spelling)
+        return None  # (a tuple or frozenset: only from code that builds nodes)
+    if cls is _SUBSCRIPT:
+        value = node.value
+        c = type(value)
+        if c is _NAME:
+            base: str | None = value.id
+        elif c is _ATTRIBUTE:
+            base = _quick(value)
+            if base is None:
+                return None
+        else:
+            return None
+        index = node.slice
+        c = type(index)
+        if c is _NAME:
+            return f"{base}[{index.id}]"
+        if c is _TUPLE:  # `X[a, b]`: the index's items without the tuple's parentheses
+            elts = index.elts
+            inner = _items(elts) if len(elts) > 1 else None  # (`X[()]`, `X[a,]`: unparse's)
+        else:
+            inner = _quick(index)
+        return None if inner is None else f"{base}[{inner}]"
+    if cls is _BINOP and type(node.op) is _BITOR:
         left, right = node.left, node.right
-        if type(left) not in _OPERAND or type(right) not in _OPERAND - {ast.BinOp}:
-            return None
-        if type(left) is ast.BinOp and type(left.op) is not ast.BitOr:
-            return None
-        a, b = _quick(left), _quick(right)
+        c = type(left)
+        a = left.id if c is _NAME else _quick(left) if c in _OPERAND else None
+        c = type(right)
+        if c is _CONSTANT and right.value is None:  # `X | None`
+            b: str | None = "None"
+        else:
+            b = _quick(right) if c in _OPERAND and c is not _BINOP else None
         return None if a is None or b is None else f"{a} | {b}"
     if cls in _DISPLAYS:
         return _display(node, cls)
     if cls is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is _CONSTANT:
-        number = _constant(node.operand)  # `-1`: unparse writes no space after a sign
+        number = _quick(node.operand)  # `-1`: unparse writes no space after a sign
         return None if number is None else f"-{number}"
     return None
-
-
-def _constant(node: Any) -> str | None:
-    """unparse writes a constant's repr (a `u` prefix kept), `...` for Ellipsis; an infinite or
-    NaN float is left to it (its own spelling)."""
-    v = node.value
-    if v is None or v is True or v is False:
-        return repr(v)
-    t = type(v)
-    if t is str:
-        text = repr(v)
-        return text if node.kind is None else f"u{text}"
-    if t is int or t is bytes:
-        return repr(v)
-    if v is ...:
-        return "..."
-    if t is float or t is complex:
-        text = repr(v)
-        return None if "n" in text else text  # (inf, nan)
-    return None  # (a tuple or frozenset: only from code that builds nodes)
-
-
-def _subscript(node: Any) -> str | None:
-    value = node.value
-    c = type(value)
-    if c is _NAME:
-        base: str | None = value.id
-    elif c is _ATTRIBUTE:
-        base = _quick(value)
-        if base is None:
-            return None
-    else:
-        return None
-    index = node.slice
-    c = type(index)
-    if c is _NAME:
-        return f"{base}[{index.id}]"
-    if c is _TUPLE:  # `X[a, b]`: the index's items without the tuple's parentheses
-        elts = index.elts
-        inner = _items(elts) if len(elts) > 1 else None  # (`X[()]`, `X[a,]`: left to unparse)
-    else:
-        inner = _quick(index)
-    return None if inner is None else f"{base}[{inner}]"
 
 
 def _display(node: Any, cls: type) -> str | None:
