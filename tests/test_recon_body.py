@@ -308,7 +308,11 @@ def f(*a, **k): pass
 async def f(self, x: A[B, C] = {}, y=lambda q: q, *z: "str") -> A | B: pass
 def f(a, b, /, *, c): pass
 def f(a: int, a: str, b: T, b: T, *a: U): pass
+def f(x='a  b', y='\\t', z=' ', w=f'{a}\\n') -> 'A  B': pass
+def é(ü: 'ß  x' = 'ö', v: 'a\\x0cb' = b'  ') -> u'x': pass
+def f(x=1e999, y=-1e999, z=-0.0, v=lambda:  0, w=('a',), u={1: [2, ()]}, t=g(*a, k=1)): pass
 '''
+SIGNATURES += "def f(" + ", ".join(f"a{i}: int = {i}" for i in range(60)) + "): pass\n"  # clipped
 
 
 def test_signature_reads_what_the_two_pass_rendering_read() -> None:

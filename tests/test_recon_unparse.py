@@ -1,7 +1,8 @@
-"""syntax.unparse renders what ast.unparse renders: its quick path (dotted names, plain literals,
-`X[...]`, `A | B`) is checked against ast.unparse on every annotation, default and base of real
-code (the standard library modules below, pydantic's and typer's sources, plan07's own), and on
-the shapes where the two spellings could part (quotes, escapes, one-element tuples, nesting)."""
+"""syntax.unparse renders what ast.unparse renders: its quick path (dotted names, literals,
+`X[...]`, `A | B`, displays, calls) is checked against ast.unparse on every annotation, default
+and base of real code (the standard library modules below, pydantic's and typer's sources,
+plan07's own), and on the shapes where the two spellings could part (quotes, escapes, one-element
+tuples, nesting)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,10 @@ def test_quick_path_matches_ast_unparse_on_real_code() -> None:
     "X[()]", "X[(a, b), c]", "X[*Ts]", "a.b[c.d, 'e']", "Optional[a | None]", "a | b | c",
     "a | (b | c)", "(a + b) | c", "a + b | c", "x[0][1]", "f()", "Callable[[int], str]",
     "Literal['a', 'b']", "Dict[str, List[int]]", "int | 'Foo'", "x.y[z] | None", "lambda: 0",
+    "1e999", "-1e999", "1j", "-2.5", "-x", "b'\\x00'", "u'\\n'", "[]", "{}", "[(1, 2), [3]]",
+    "{1, (2,)}", "{'a': (1,), 2: []}", "{**d}", "{'a': 1, **d}", "f(a, b=1)", "f(*a)", "f(**k)",
+    "a.b(c)(d)", "f(x)[0]", "f(x for x in y)", "Callable[[], None]", "X[-1]", "X[[a], b]",
+    "dict(a=-1, **{'b': ()})",
 ])
 def test_unparse_equals_ast_unparse(src: str) -> None:
     node = ast.parse(src, mode="eval").body

@@ -8,10 +8,12 @@ import ast
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 from plan07.caps import FIELD_MAX_CHARS
 from plan07.evidence.facts import Chain
+from plan07.evidence.render import _quick, unparse
 
 Scope = ast.FunctionDef | ast.AsyncFunctionDef
 T = TypeVar("T")
@@ -138,7 +140,12 @@ def first_doc_line(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.Async
     if not doc:
         return ""
     line = doc.partition("\n")[0]  # splitlines' first line, unless another break comes first
-    return clip(line if line.isprintable() else doc.splitlines()[0])  # (every other is unprintable)
+    if not line.isprintable():  # (every other break is unprintable)
+        return clip(doc.splitlines()[0])
+    # clip's own test, its printable part done and the line stripped at its start
+    if "  " in line or line[-1] == " " or len(line) > FIELD_MAX_CHARS:
+        return clip(line)
+    return line
 
 
 # Nodes with no child worth visiting: skipping them is most of walk()'s speed on data-heavy files.
@@ -254,67 +261,6 @@ _BLOCKS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 _IMPORTS = frozenset({ast.Import, ast.ImportFrom})
 
-def unparse(node: ast.AST) -> str:
-    """`ast.unparse(node)`, the same text, without its visitor for the shapes most annotations,
-    defaults and bases have (a dotted name, a plain literal, `X[...]`, `A | B`): rendering every
-    signature through `ast.unparse` was a third of recon's time over `ast.parse`."""
-    text = _quick(node)
-    return ast.unparse(node) if text is None else text
-
-
-def _quick(node: Any) -> str | None:
-    cls = type(node)
-    if cls is _NAME:
-        name: str = node.id
-        return name
-    if cls is _ATTRIBUTE:
-        value = node.value
-        head = _quick(value) if type(value) in (_NAME, _ATTRIBUTE) else None
-        return None if head is None else f"{head}.{node.attr}"
-    if cls is ast.Constant:
-        v = node.value
-        if v is None or v is True or v is False or v is ...:
-            return "..." if v is ... else repr(v)
-        if type(v) is int:
-            return repr(v)
-        if type(v) is str and _PLAIN_STR.fullmatch(v) and node.kind is None:
-            return f"'{v}'"
-        return None
-    if cls is ast.Subscript:
-        inner: str | None
-        base = _quick(node.value)
-        index = node.slice
-        if base is None or type(node.value) not in (_NAME, _ATTRIBUTE):
-            return None
-        if type(index) is ast.Tuple:
-            if len(index.elts) < 2:  # `X[()]`, `X[a,]`: unparse's own spelling
-                return None
-            parts = [_quick(e) for e in index.elts if type(e) is not ast.Tuple]
-            if len(parts) < len(index.elts) or None in parts:
-                return None
-            inner = ", ".join(parts)  # type: ignore[arg-type]  # no None: checked above
-        elif type(index) in _NESTED_OK:
-            inner = _quick(index)
-        else:
-            return None
-        return None if inner is None else f"{base}[{inner}]"
-    if cls is ast.BinOp and type(node.op) is ast.BitOr:
-        left, right = node.left, node.right
-        if type(left) not in _OPERAND or type(right) not in _OPERAND - {ast.BinOp}:
-            return None
-        if type(left) is ast.BinOp and type(left.op) is not ast.BitOr:
-            return None
-        a, b = _quick(left), _quick(right)
-        return None if a is None or b is None else f"{a} | {b}"
-    return None
-
-
-# printable text with no quote, backslash or non-ASCII: repr() and unparse() both write 'text'
-_PLAIN_STR = re.compile(r"[ !#-&(-\[\]-~]*")
-_NESTED_OK = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.BinOp})
-_OPERAND = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.BinOp})
-
-
 def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], Chain | None,
                                      list[str], int]:
     """One read of a function's parameters: (its signature line, PEP 8 spacing (`x: int = 1`,
@@ -323,44 +269,46 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
     `simple_type` (None for a name given twice with two types); the chains of every annotation,
     in that order, then the return's; the return annotation's `simple_type`; the named
     parameters' names (not `*`, `**`); how many have a default). Each annotation is read once
-    (`annotation`)."""
-    a = node.args
-    posonly, kwonly, vararg, kwarg = a.posonlyargs, a.kwonlyargs, a.vararg, a.kwarg
-    pos = posonly + a.args if posonly else a.args
+    (`annotation`, inlined: most are a plain name, and a function has a few)."""
+    posonly, args, vararg, kwonly, kw_defaults, kwarg, defaults = _ARGUMENTS(node.args.__dict__)
+    pos = posonly + args if posonly else args
     every = pos + kwonly if kwonly else pos
     if vararg is not None or kwarg is not None:
         every = every + [x for x in (vararg, kwarg) if x is not None]
-    n_pos, n_kw = len(pos), len(kwonly)
-    n_named = n_pos + n_kw
-    defaults = a.defaults
-    # each named parameter's default (None: none), aligned with `every`
-    given: list[Any] | None = None
-    if defaults or kwonly:
-        given = [None] * (n_pos - len(defaults))
-        given += defaults
-        given += a.kw_defaults
     bound: dict[str, Chain | None] = {}
     chains: list[Chain] = []
-    params: list[str] = []
-    texts: list[str] = []
-    for i, p in enumerate(every):
-        text = name = p.arg
-        if i < n_named:
-            params.append(name)
-        ann = p.annotation
+    names: list[str] = []
+    texts: list[str] = []  # each parameter's `name` or `name: annotation`, aligned with `every`
+    known = _ANNOTATIONS
+    quick = True  # every text from _quick (not ast.unparse): see _line
+    for name, ann in map(_PARAMETER, every):
+        names.append(name)
         if ann is None:
             t = None
-            eq = "="
+            texts.append(name)
         else:
-            shown, more, t = annotation(ann)
+            shown = ann.id if type(ann) is _NAME else _quick(ann)
+            if shown is None:
+                shown = ast.unparse(ann)
+                quick = False
+            more, t = known.get(shown) or _remember(shown, ann)
             if more:
                 chains += more
-            text = f"{text}: {shown}"
-            eq = " = "
+            texts.append(f"{name}: {shown}")
         bound[name] = t if name not in bound or bound[name] == t else None
-        if given is not None and i < n_named and (d := given[i]) is not None:
-            text = f"{text}{eq}{unparse(d)}"
-        texts.append(text)
+    n_pos = len(pos)
+    n_defaults = len(defaults)
+    if defaults or kwonly:  # the last positional parameters', the keyword-only ones'
+        for i, d in enumerate(defaults + kw_defaults, n_pos - n_defaults):
+            if d is not None:
+                shown = _quick(d)
+                if shown is None:
+                    shown = ast.unparse(d)
+                    quick = False
+                eq = "=" if every[i].annotation is None else " = "
+                texts[i] = f"{texts[i]}{eq}{shown}"
+        n_defaults += len(kw_defaults) - kw_defaults.count(None)
+    n_named = n_pos + len(kwonly)
     if every is pos:  # positional parameters only (most functions)
         parts = texts
     else:
@@ -379,16 +327,33 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
         parts.insert(len(posonly), "/")
     ret: Chain | None = None
     arrow = ""
-    if node.returns is not None:
-        shown, more, ret = annotation(node.returns)
+    returns: Any = node.returns
+    if returns is not None:
+        c = type(returns)
+        if c is _CONSTANT and returns.value is None:  # `-> None` (a third of them)
+            shown = "None"
+        else:
+            shown = returns.id if c is _NAME else _quick(returns)
+            if shown is None:
+                shown = ast.unparse(returns)
+                quick = False
+        more, ret = known.get(shown) or _remember(shown, returns)
         chains += more
-        if shown:
-            arrow = f" -> {shown}"
+        arrow = f" -> {shown}"
     head = "async def" if type(node) is ast.AsyncFunctionDef else "def"
-    kw_defaults = a.kw_defaults
-    n_defaults = len(defaults) + (len(kw_defaults) - kw_defaults.count(None) if kw_defaults else 0)
-    return (clip(f"{head} {node.name}({', '.join(parts)}){arrow}"), bound, chains, ret, params,
+    line = f"{head} {node.name}({', '.join(parts)}){arrow}"
+    # _line(line, quick), inlined
+    if not (quick and line.isascii() and "  " not in line and len(line) <= FIELD_MAX_CHARS):
+        line = clip(line)
+    return (line, bound, chains, ret, names if len(names) == n_named else names[:n_named],
             n_defaults)
+
+
+# ast.arguments' fields, read from its __dict__ (the parser sets every field there): in CPython
+# 3.11 an ast node's attribute read is not specialized, and costs twice a dict's item read
+_ARGUMENTS = itemgetter("posonlyargs", "args", "vararg", "kwonlyargs", "kw_defaults", "kwarg",
+                        "defaults")
+_PARAMETER = attrgetter("arg", "annotation")
 
 
 _ANNOTATIONS: dict[str, tuple[list[Chain], Chain | None]] = {}
@@ -399,21 +364,45 @@ def annotation(ann: ast.expr) -> tuple[str, list[Chain], Chain | None]:
     the text (a repository spells the same few hundred annotations thousands of times, and a
     string annotation is parsed for each): the text spells the expression, so it decides both
     (tests/test_recon_body.py checks that on real code). Callers must not change the list."""
-    text = _quick(ann)  # (unparse, inlined)
-    if text is None:
-        text = ast.unparse(ann)
-    known = _ANNOTATIONS.get(text)
-    if known is None:
-        if len(_ANNOTATIONS) >= 4096:  # bounded: a process may read many repositories
-            _ANNOTATIONS.clear()
-        known = _ANNOTATIONS[text] = (type_chains(ann), simple_type(ann))
+    text = unparse(ann)
+    known = _ANNOTATIONS.get(text) or _remember(text, ann)
     return text, known[0], known[1]
+
+
+def _remember(text: str, ann: ast.expr) -> tuple[list[Chain], Chain | None]:
+    """annotation's reading of `ann`, spelled `text`, kept for the next annotation spelled so."""
+    if len(_ANNOTATIONS) >= 4096:  # bounded: a process may read many repositories
+        _ANNOTATIONS.clear()
+    known = _ANNOTATIONS[text] = (type_chains(ann), simple_type(ann))
+    return known
 
 
 def class_signature(node: ast.ClassDef) -> str:
     """`class C(Base)`."""
-    bases = [unparse(b) for b in node.bases] + [ast.unparse(k) for k in node.keywords]
-    return clip(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}")
+    bases = []
+    quick = True  # every text from _quick (not ast.unparse): see _line
+    for b in node.bases:
+        text = _quick(b)
+        if text is None:
+            text, quick = ast.unparse(b), False
+        bases.append(text)
+    for k in node.keywords:  # (ast.unparse's spelling of a keyword)
+        text = _quick(k.value)
+        if text is None:
+            text, quick = ast.unparse(k.value), False
+        bases.append(f"{k.arg}={text}" if k.arg else f"**{text}")
+    return _line(f"class {node.name}({', '.join(bases)})" if bases else f"class {node.name}",
+                 quick)
+
+
+def _line(line: str, quick: bool) -> str:
+    """`clip(line)` for a line that starts with a keyword and is built from names, punctuation
+    and texts, those all from `_quick` when `quick`: an ASCII one is printable then (_quick
+    writes a string's repr, where what is unprintable is escaped) and ends with no space, so
+    only a double space inside a string, or the length, changes it."""
+    if quick and line.isascii() and "  " not in line and len(line) <= FIELD_MAX_CHARS:
+        return line
+    return clip(line)
 
 
 def class_fields(node: ast.ClassDef) -> tuple[str | None, list[str], int]:
