@@ -59,7 +59,7 @@ def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[st
 
 def _decode(data: bytes) -> str:
     """The text `tokenize.open` reads: the PEP 263 coding line (or a BOM) honoured, universal
-    newlines. Most files are UTF-8 with "\n" line ends and no coding line in their first two
+    newlines. Most files are UTF-8 with "\\n" line ends and no coding line in their first two
     lines: for them that text is `data.decode()` (a decoding error takes the general path, which
     raises what tokenize.open would)."""
     if b"\r" not in data and not data.startswith(codecs.BOM_UTF8):

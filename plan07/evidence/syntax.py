@@ -341,10 +341,7 @@ def signature(node: Scope) -> tuple[str, dict[str, Chain | None], list[Chain], C
         chains += more
         arrow = f" -> {shown}"
     head = "async def" if type(node) is ast.AsyncFunctionDef else "def"
-    line = f"{head} {node.name}({', '.join(parts)}){arrow}"
-    # _line(line, quick), inlined
-    if not (quick and line.isascii() and "  " not in line and len(line) <= FIELD_MAX_CHARS):
-        line = clip(line)
+    line = _line(f"{head} {node.name}({', '.join(parts)}){arrow}", quick)
     return (line, bound, chains, ret, names if len(names) == n_named else names[:n_named],
             n_defaults)
 
