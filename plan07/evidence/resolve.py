@@ -178,16 +178,18 @@ def _fits(rows: list[tuple[str, str, str, int, str | None]], ids: set[str],
           edges: dict[str, set[tuple[str, str]]], flat: list[tuple[str, str, str]]) -> bool:
     """Whether every node and edge holds what ReconNode/ReconEdge accept (bundle.py): a known
     kind, ids of 1..ENTITY_MAX_CHARS characters (an edge's ends are node ids), signatures of at
-    most FIELD_MAX_CHARS, files and lines of their types."""
-    return (
-        {r[1] for r in rows} <= NODE_KINDS
-        and min(map(len, ids)) >= 1 and max(map(len, ids)) <= ENTITY_MAX_CHARS
-        and max((len(r[4]) for r in rows if r[4] is not None), default=0) <= FIELD_MAX_CHARS
-        and all(type(r[2]) is str and type(r[3]) is int for r in rows)
-        and edges.keys() <= ids
-        and {k for _, _, k in flat} <= EDGE_KINDS
-        and all(t in ids for _, t, _ in flat)
-    )
+    most FIELD_MAX_CHARS, files and lines of their types. (Column by column, in C: a loop per
+    row here cost a fifth of making the models.)"""
+    _, kinds, files, lines, sigs = zip(*rows, strict=True)
+    if not (set(kinds) <= NODE_KINDS and set(map(type, files)) == {str}
+            and set(map(type, lines)) == {int} and edges.keys() <= ids
+            and min(map(len, ids)) >= 1 and max(map(len, ids)) <= ENTITY_MAX_CHARS
+            and max(map(len, filter(None, sigs)), default=0) <= FIELD_MAX_CHARS):
+        return False
+    if not flat:
+        return True
+    _, dsts, kinds = zip(*flat, strict=True)
+    return set(kinds) <= EDGE_KINDS and ids.issuperset(dsts)
 
 
 # the slots every pydantic model has besides __dict__ (pydantic.BaseModel.__slots__), setters
