@@ -1,8 +1,11 @@
 """Benchmark (issue 16, "a faster suite"): what each test costs in CPU, not wall time (a shared
 machine's wall times are mostly its load and a test's sleeps). A pytest plugin and its report:
 
-    SUITE_CPU_OUT=/tmp/cpu PYTHONPATH=benchmarks .venv/bin/pytest -p suite_cpu -n 2 -q
+    SUITE_CPU_OUT=/tmp/cpu PYTHONPATH=$PWD/benchmarks .venv/bin/pytest -p suite_cpu -n 2 -q
     .venv/bin/python benchmarks/suite_cpu.py /tmp/cpu [--top 40]
+
+(An absolute PYTHONPATH: the suite's checks run in other directories, and with a relative one
+the warm checks never start, so the figures would not be the suite's.)
 
 Per test and per phase (setup, call, teardown): the CPU of the worker itself (RUSAGE_SELF) and
 of the processes it started and waited for (RUSAGE_CHILDREN: checks, CLI runs, git; a process
