@@ -110,9 +110,17 @@ def chains():
 '''
 
 
-class _Reference(B.Body):
+class _Reference:
     """Body.scan as it was before the frequent classes were read by hand: every node through the
-    class table, every holder kept for pass 2."""
+    class table, every holder kept for pass 2. It runs on a Body's own state and helpers (a
+    wrapper, not a subclass: the installed Body may be compiled, and compiled classes take no
+    interpreted subclasses)."""
+
+    def __init__(self, d: Def, self_name: str | None, cls: Def | None) -> None:
+        self._body = B.Body(d, self_name, cls)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._body, name)
 
     def scan(self, fn: Any, bound: dict[str, Any]) -> None:
         a = fn.args
@@ -183,7 +191,8 @@ def _bound(fn: Any) -> dict[str, Any]:
     return bound
 
 
-def _scan(kind: type[B.Body], fn: Any, self_name: str | None) -> tuple[Any, ...]:
+def _scan(kind: type[B.Body | _Reference], fn: Any, self_name: str | None
+          ) -> tuple[Any, ...]:
     d, cls = Def("f", "method", 1, "", ""), Def("K", "class", 1, "", "")
     body = kind(d, self_name, cls)
     body.scan(fn, _bound(fn))

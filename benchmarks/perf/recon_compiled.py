@@ -1,13 +1,13 @@
-"""An experiment for the "recon" row: what compiling recon's pure stages with mypyc would buy.
-plan07 does not ship compiled; this measures the option side by side with the code as it is.
+"""The "recon" row, compiled and pure side by side: what compiling recon's pure modules with
+mypyc (setup.py, plan07/evidence/native.py) buys, and that it changes no result.
 
-    .venv/bin/pip install -e '.[test,dev]'      # the dev extra brings mypy, whose mypyc compiles
     .venv/bin/python benchmarks/perf/recon_compiled.py --sphinx PATH [--click PATH] [--runs 5]
 
-A copy of plan07/ is made in a temporary directory and MODULES are compiled there with mypyc
-(`build_ext --inplace`, a C compiler and the Python headers needed; about a minute). Then two
-children run alternately, `--runs` times each: one imports plan07 from this checkout (pure),
-one from the copy (compiled). Each child measures in its own process, as recon.py does, the
+Two children run alternately, `--rounds` times each: one with PLAN07_PURE=1 (recon's modules
+imported from their sources), one with the compiled modules: this checkout's own when its
+install compiled them and they match its sources, else a copy of the checkout compiled in a
+temporary directory by its setup.py (`build_ext --inplace`: mypy, the dev extra, and a C
+compiler needed; about a minute). Each child measures in its own process, as recon.py does, the
 floor (read every file recon reads and `ast.parse` it, the collector paused) and a cold recon
 (`recon(repo, workers=1)`, no facts cache), interleaved, and prints the two CPU times and a
 digest of the graph. Reported: the median ratio of each tree, and whether the compiled tree's
@@ -33,31 +33,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 from recon import floor  # noqa: E402  (recon.py's floor, the same measure)
 
-# recon's pure stages: the per-file walk and the cross-file resolution
-MODULES = ("plan07/evidence/body.py", "plan07/evidence/syntax.py", "plan07/evidence/parse.py",
-           "plan07/evidence/resolve.py", "plan07/evidence/index.py")
-SETUP = """from setuptools import setup
-from mypyc.build import mypycify
-setup(name="plan07-recon-compiled", ext_modules=mypycify({modules!r}, opt_level="3"))
-"""
-
 
 def build(dest: Path) -> None:
-    """plan07/ copied to `dest`, MODULES compiled in place there; SystemExit if it fails."""
+    """This checkout's plan07/ copied to `dest` and compiled in place there by its own setup.py
+    (which records what it compiled, as an install does); SystemExit if it fails."""
     shutil.copytree(common.ROOT / "plan07", dest / "plan07",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    kept, inside = [], False  # the mypy sections of pyproject.toml (mypyc type-checks first)
-    for line in (common.ROOT / "pyproject.toml").read_text("utf-8").splitlines():
-        if line.startswith("["):
-            inside = line.strip("[]").startswith("tool.mypy")
-        if inside:
-            kept.append(line)
-    (dest / "pyproject.toml").write_text("\n".join(kept) + "\n", "utf-8")
-    (dest / "setup.py").write_text(SETUP.format(modules=list(MODULES)), "utf-8")
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "compiled.json"))
+    shutil.copytree(common.ROOT / "rules", dest / "rules")
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(common.ROOT / name, dest / name)
+    env = {k: v for k, v in os.environ.items() if k != "PLAN07_PURE"}
     res = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=dest,
-                         capture_output=True, text=True, check=False)
-    built = [m for m in MODULES if list((dest / m).parent.glob(Path(m).stem + ".*.so"))]
-    if res.returncode != 0 or len(built) != len(MODULES):
+                         env=env, capture_output=True, text=True, check=False)
+    if res.returncode != 0 or not (dest / "plan07" / "evidence" / "compiled.json").exists():
         tail = (res.stdout + res.stderr).strip().splitlines()[-3:]
         raise SystemExit("error: the mypyc build failed (is mypy installed, with a C compiler?): "
                          + " | ".join(tail))
@@ -72,6 +60,8 @@ def child(repo: Path, runs: int) -> None:
 
     files = python_files(repo)
 
+    from plan07.evidence import native
+
     t = common.side_by_side({"floor": lambda: floor(repo, files),
                              "recon": lambda: recon(repo, workers=1)}, runs)
     r = recon(repo, workers=1)
@@ -80,16 +70,23 @@ def child(repo: Path, runs: int) -> None:
                         sorted([list(k), v] for k, v in r.passed.items()), r.warnings],
                        sort_keys=True)
     print(json.dumps({"floor": t["floor"], "recon": t["recon"], "from": plan07.__file__,
+                      "compiled": native.compiled(),
                       "graph": hashlib.sha256(graph.encode()).hexdigest()}))
 
 
-def measure(root: Path, repo: Path, runs: int) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(root)}
+def measure(root: Path, repo: Path, runs: int, *, pure: bool) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k != "PLAN07_PURE"}
+    env["PYTHONPATH"] = str(root)
+    if pure:
+        env["PLAN07_PURE"] = "1"
     out = subprocess.run([sys.executable, __file__, "--child", str(repo), "--runs", str(runs)],
                          env=env, capture_output=True, text=True, check=True).stdout
     rec: dict[str, object] = json.loads(out.strip().splitlines()[-1])
     if not str(rec["from"]).startswith(str(root)):
         raise SystemExit(f"error: the child imported plan07 from {rec['from']}, not {root}")
+    if rec["compiled"] == pure:
+        raise SystemExit(f"error: a {'pure' if pure else 'compiled'} child ran "
+                         f"{'compiled' if pure else 'pure'} code")
     return rec
 
 
@@ -104,16 +101,24 @@ def main(argv: list[str]) -> int:
         child(args.child, args.runs)
         return 0
     print(common.load_avg())
+    from plan07.evidence import native
+
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.monotonic()
-        build(Path(tmp))
-        print(f"compiled {len(MODULES)} modules with mypyc in {time.monotonic() - t0:.0f} s")
+        if native.built_from_sources() is True:
+            where = common.ROOT
+            print("compiled: this checkout's install")
+        else:
+            t0 = time.monotonic()
+            build(Path(tmp))
+            where = Path(tmp)
+            print(f"compiled: a copy, by its setup.py in "
+                  f"{time.monotonic() - t0:.0f} s (this checkout's install is pure)")
         for name, repo in common.repos(args):
             ratios: dict[str, list[float]] = {"pure": [], "compiled": []}
             graphs: dict[str, set[str]] = {"pure": set(), "compiled": set()}
             for _ in range(args.rounds):
-                for tree, root in (("pure", common.ROOT), ("compiled", Path(tmp))):
-                    rec = measure(root, repo, args.runs)
+                for tree, root in (("pure", common.ROOT), ("compiled", where)):
+                    rec = measure(root, repo, args.runs, pure=tree == "pure")
                     ratios[tree].append(float(rec["recon"]) / float(rec["floor"]))  # type: ignore[arg-type]
                     graphs[tree].add(str(rec["graph"]))
             same = len(graphs["pure"]) == 1 and graphs["pure"] == graphs["compiled"]
@@ -122,9 +127,8 @@ def main(argv: list[str]) -> int:
                   f"pure {pure:.2f}x {[round(x, 2) for x in ratios['pure']]}, compiled "
                   f"{compiled:.2f}x {[round(x, 2) for x in ratios['compiled']]}; "
                   f"same graph: {same}")
-            common.result(f"recon compiled ({name})", "recon with mypyc-compiled walk and "
-                          "resolve / read + ast.parse", compiled, 1.5, pure=round(pure, 3),
-                          same_graph=same)
+            common.result(f"recon compiled ({name})", "recon, recon's modules compiled / read "
+                          "+ ast.parse", compiled, 1.5, pure=round(pure, 3), same_graph=same)
     return 0
 
 

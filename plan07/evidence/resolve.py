@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
-from typing import TypeVar, get_args
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel
 
@@ -30,6 +30,9 @@ SCHEMA_BASES = {  # external bases that make a class a schema type (resolved dot
     "django.db.models.Model", "django.db.models.base.Model", "msgspec.Struct",
 }
 M = TypeVar("M", bound=BaseModel)
+# A node as build_recon lists it: (id, kind, file, line, signature), the values not yet checked
+# (typed Any: `_fits` checks them, and the compiled module must not refuse them before it does)
+Row = tuple[Any, Any, Any, Any, Any]
 CONFIG_BASES = {"pydantic_settings.BaseSettings", "pydantic.BaseSettings"}
 
 
@@ -134,7 +137,7 @@ def build_recon(modules: Iterable[ModuleFacts]) -> ReconResult:
     return out
 
 
-def _models(rows: list[tuple[str, str, str, int, str | None]],
+def _models(rows: Sequence[Row],
             edges: dict[str, set[tuple[str, str]]]) -> tuple[list[ReconNode], list[ReconEdge]]:
     """The nodes (from `rows`, in order) and the edges (by source, then target and kind) as
     models. When every node holds values the models accept (checked here in bulk, `_fits`),
@@ -170,7 +173,7 @@ def _made(cls: type[M], values: Sequence[Mapping[str, object]]) -> list[M]:
     return out
 
 
-def _fits(rows: list[tuple[str, str, str, int, str | None]], ids: set[str],
+def _fits(rows: Sequence[Row], ids: set[str],
           edges: dict[str, set[tuple[str, str]]]) -> bool:
     """Whether every node holds what ReconNode accepts (bundle.py): a known kind, an id of
     1..ENTITY_MAX_CHARS characters, a signature of at most FIELD_MAX_CHARS, a file and a line
