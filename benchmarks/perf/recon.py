@@ -124,10 +124,12 @@ def main(argv: list[str]) -> int:
     common.repo_args(ap)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
+    from plan07.evidence import native
     from plan07.evidence.files import python_files
     from plan07.evidence.recon import recon
 
     print(common.load_avg())
+    print("recon's modules:", "compiled (mypyc)" if native.compiled() else "pure Python")
     for name, repo in common.repos(args):
         files = python_files(repo)
         lines = sum(s.count("\n") for s in read_all(repo, files))
@@ -156,7 +158,8 @@ def main(argv: list[str]) -> int:
         common.result(f"recon ({name})", "recon, no facts cache / read + ast.parse",
                       t["cold"] / t["floor"], 1.5, files=len(files), lines=lines,
                       floor_s=round(t["floor"], 3), plan07_s=round(t["cold"], 3),
-                      resolve_s=round(resolve, 3), build_recon_pure=pure)
+                      resolve_s=round(resolve, 3), build_recon_pure=pure,
+                      compiled=native.compiled())
         common.result(f"recon, warm ({name})", "recon, facts cached / read + ast.parse",
                       t["warm"] / t["floor"], 1.5, plan07_s=round(t["warm"], 3),
                       same_graph=same)
