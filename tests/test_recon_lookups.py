@@ -112,3 +112,47 @@ def test_the_models_are_validated_as_their_init_validates_them() -> None:
     bad.defs[0].kind = "gadget"  # not a node kind: refused, as the constructor refuses it
     with pytest.raises(ValidationError):
         build_recon([bad])
+
+
+REDEFINED = '''
+from elsewhere import make    # imported, then defined here: the name is the module's own
+from elsewhere import reader
+
+
+def make():
+    return object()
+
+
+def open():                   # a builtin's name, redefined
+    return object()
+
+
+class Job:
+    def start(self): ...
+    def read(self): ...
+
+
+def makes():
+    make().start()
+
+
+def opens():
+    open().read()
+
+
+def others():
+    reader().read()           # another package's function: its result is not ours
+    len(()).read()            # a builtin's result: not ours either
+'''
+
+
+def test_a_name_is_read_as_resolution_reads_it_when_guessing_its_receiver() -> None:
+    """unknown_receiver reads a name as qualify does (the module's own definition before its
+    import): `make()` here is the module's function, whose result may be any in-repo class."""
+    g = build_recon([parse_module(REDEFINED, "a.py")])
+    out: dict[str, set[tuple[str, str]]] = {}
+    for e in g.edges:
+        out.setdefault(e.src, set()).add((e.dst, e.kind))
+    assert out["a.makes"] == {("a.make", "calls"), ("a.Job.start", "by_name")}
+    assert out["a.opens"] == {("a.open", "calls"), ("a.Job.read", "by_name")}
+    assert "a.others" not in out  # no in-repo callee, no guess

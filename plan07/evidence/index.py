@@ -239,15 +239,15 @@ class Index:
         head = chain[0]
         if head == "self":  # self.m() not found in-repo is an external base's; self.x.m() is not
             return len(chain) > 2 and cls is not None
-        base: str | None
-        if head in m.bindings or head in _BUILTINS:
-            base = m.bindings.get(head)
-            if base is None:
-                return False
-        elif f"{m.name}.{head}" in self.defs:
-            base = f"{m.name}.{head}"
-        else:
-            return True  # an untyped module-level variable or an undefined name
+        # what the name denotes, read as `qualify` reads it: the module's own definition, else
+        # its import; a builtin (not redefined, not rebound) or any other package's name is no
+        # receiver of ours
+        base = f"{m.name}.{head}"
+        if base not in self.defs:
+            bound = m.bindings.get(head)
+            if bound is None:
+                return head not in _BUILTINS  # else an untyped module variable or undefined name
+            base = bound
         # `f().m()` / `mod.f().m()` with f in-repo and no return type: unknown receiver
         if len(chain) == 2:  # (the one prefix: `base`)
             c = self.canon(base)
