@@ -9,19 +9,33 @@ unchanged (native.py), so an edited checkout runs what it says until the next in
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import json
 import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 PACKAGE_DIR = Path("plan07/evidence")
-# the same list, in the same order, as plan07/evidence/native.py's COMPILED
-COMPILED = ("syntax", "body", "parse", "index", "resolve")
+
+
+def _native() -> Any:
+    """plan07/evidence/native.py, loaded by its path (it imports only the standard library; the
+    package itself needs plan07's dependencies, which a build does not have): its list of the
+    modules to compile, its record's name and its digest are the ones the runtime checks."""
+    spec = importlib.util.spec_from_file_location("plan07_build_native", PACKAGE_DIR / "native.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+native = _native()
 # mypyc type-checks what it compiles: the imported modules are read, their errors are not ours
 # to report here (the dev extra's `mypy` checks the whole package, strictly)
 MYPY_CONFIG = "[mypy]\nfollow_imports = silent\nignore_missing_imports = True\n"
@@ -43,8 +57,8 @@ def ext_modules() -> list[object]:
     config = Path(tempfile.mkdtemp()) / "mypyc.ini"
     config.write_text(MYPY_CONFIG, "utf-8")
     try:
-        return list(mypycify(["--config-file", str(config),
-                              *[str(PACKAGE_DIR / f"{m}.py") for m in COMPILED]], opt_level="3"))
+        sources = [str(PACKAGE_DIR / f"{m}.py") for m in native.COMPILED]
+        return list(mypycify(["--config-file", str(config), *sources], opt_level="3"))
     except (Exception, SystemExit) as exc:  # (mypyc exits on a type error it cannot compile)
         note(f"mypyc could not compile ({exc}): pure Python")
         return []
@@ -65,9 +79,8 @@ class BuildExt(build_ext):
                 Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
             return
         out = Path(self.get_ext_fullpath("plan07.evidence.body")).parent
-        digests = {m: hashlib.sha256((PACKAGE_DIR / f"{m}.py").read_bytes()).hexdigest()
-                   for m in COMPILED}
-        (out / "compiled.json").write_text(json.dumps(digests, indent=1) + "\n", "utf-8")
+        digests = {m: native.source_digest(PACKAGE_DIR / f"{m}.py") for m in native.COMPILED}
+        (out / native.BUILT).write_text(json.dumps(digests, indent=1) + "\n", "utf-8")
 
 
 setup(ext_modules=ext_modules(), cmdclass={"build_ext": BuildExt})

@@ -34,6 +34,11 @@ import common  # noqa: E402
 from recon import floor  # noqa: E402  (recon.py's floor, the same measure)
 
 
+def _env(**extra: str) -> dict[str, str]:
+    """This process's environment without PLAN07_PURE, plus `extra`."""
+    return {**{k: v for k, v in os.environ.items() if k != "PLAN07_PURE"}, **extra}
+
+
 def build(dest: Path) -> None:
     """This checkout's plan07/ copied to `dest` and compiled in place there by its own setup.py
     (which records what it compiled, as an install does); SystemExit if it fails."""
@@ -42,9 +47,8 @@ def build(dest: Path) -> None:
     shutil.copytree(common.ROOT / "rules", dest / "rules")
     for name in ("setup.py", "pyproject.toml", "README.md"):
         shutil.copy(common.ROOT / name, dest / name)
-    env = {k: v for k, v in os.environ.items() if k != "PLAN07_PURE"}
     res = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=dest,
-                         env=env, capture_output=True, text=True, check=False)
+                         env=_env(), capture_output=True, text=True, check=False)
     if res.returncode != 0 or not (dest / "plan07" / "evidence" / "compiled.json").exists():
         tail = (res.stdout + res.stderr).strip().splitlines()[-3:]
         raise SystemExit("error: the mypyc build failed (is mypy installed, with a C compiler?): "
@@ -55,13 +59,11 @@ def child(repo: Path, runs: int) -> None:
     """In this process: floor and cold recon interleaved `runs` times; one JSON line."""
     os.environ["PLAN07_CACHE_DIR"] = "off"
     import plan07
+    from plan07.evidence import native
     from plan07.evidence.files import python_files
     from plan07.evidence.recon import recon
 
     files = python_files(repo)
-
-    from plan07.evidence import native
-
     t = common.side_by_side({"floor": lambda: floor(repo, files),
                              "recon": lambda: recon(repo, workers=1)}, runs)
     r = recon(repo, workers=1)
@@ -75,10 +77,7 @@ def child(repo: Path, runs: int) -> None:
 
 
 def measure(root: Path, repo: Path, runs: int, *, pure: bool) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if k != "PLAN07_PURE"}
-    env["PYTHONPATH"] = str(root)
-    if pure:
-        env["PLAN07_PURE"] = "1"
+    env = _env(PYTHONPATH=str(root), **({"PLAN07_PURE": "1"} if pure else {}))
     out = subprocess.run([sys.executable, __file__, "--child", str(repo), "--runs", str(runs)],
                          env=env, capture_output=True, text=True, check=True).stdout
     rec: dict[str, object] = json.loads(out.strip().splitlines()[-1])
