@@ -1,6 +1,6 @@
 """Build: plan07 is Python; recon's pure modules (plan07/evidence/native.py: COMPILED) are also
 compiled with mypyc when the machine can (a C compiler and the Python headers), for the same
-results ~1.15x faster (recon of sphinx: 1.35x `ast.parse` instead of 1.53x, measured by
+results ~1.1x faster (recon of sphinx: 1.35x `ast.parse` instead of 1.53x, measured by
 benchmarks/perf/recon_compiled.py). Without a compiler, or with PLAN07_PURE=1 in the
 environment, the install is pure Python. Beside the compiled modules the build records the hash
 of each source it compiled (compiled.json); plan07 uses them only while those sources are

@@ -1,6 +1,6 @@
 """Whether recon's pure modules run compiled, and never compiled from other sources.
 
-The install compiles COMPILED with mypyc when it can (setup.py; the same results, recon ~1.15x
+The install compiles COMPILED with mypyc when it can (setup.py; the same results, recon ~1.1x
 faster: benchmarks/perf/recon_compiled.py) and records each module's source hash beside them
 (BUILT). Python imports an extension module before the .py of the same name, so a compiled
 module built from an older source (the file edited or checked out since the build) would run the
