@@ -60,14 +60,14 @@ def cold_start(work: Path, runs: int) -> None:
 
 
 def sixty_four(work: Path) -> None:
-    from plan07.artifact import build as build_artifact
-    from plan07.canonicalize import canonicalize
-    from plan07.decompose import decompose
-    from plan07.llm import make_client
+    from plan07.decompose import make_client
+    from plan07.decompose.call import decompose
     from plan07.model import Evidence
-    from plan07.obliggraph import derive_order
-    from plan07.schedule import schedule
-    from plan07.state import save
+    from plan07.order.derive import derive_order
+    from plan07.plan.artifact import build as build_artifact
+    from plan07.plan.schedule import schedule
+    from plan07.request.canonicalize import canonicalize
+    from plan07.store.state import save
 
     n = 64
     obs = []

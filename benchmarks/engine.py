@@ -6,7 +6,7 @@ the RSS column for the process high-water mark).
     .venv/bin/python benchmarks/engine.py [--sizes 1000,10000,100000] [--repeat 3]
 
 Targets (issue 3): 64 obligations + 10k evidence edges < 1 s pyDatalog, < 100 ms clingo.
-`derive` = plan07.obliggraph.derive_order end to end (neighbourhood, facts, evaluation);
+`derive` = plan07.order.derive.derive_order end to end (neighbourhood, facts, evaluation);
 `eval` = the backend alone on prepared facts.
 """
 
@@ -22,7 +22,7 @@ import tracemalloc
 
 from plan07.engine import ENGINES, evaluate, load_program
 from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
-from plan07.obliggraph import derive_order, prepare_facts
+from plan07.order.derive import derive_order, prepare_facts
 
 KINDS = ["calls", "uses_type", "imports", "reads", "inherits"]
 CAUSES = ["sig_change", "consumer_rebind", "schema_change", "default_change", "test_anchor"]

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.pop("VIRTUAL_ENV", None)
     # a user's shell writes bytecode: the direct run keeps the repo's __pycache__ as it would,
-    # the gate its own cache (plan07.bytecode)
+    # the gate its own cache (plan07.gate.bytecode)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     edit = repo / args.edit
     original = edit.read_bytes()

@@ -10,7 +10,7 @@ On a plan of the bundled example (builtin pipeline, in a temp dir), each round t
   first    the same spawn until the first `next` tool result (initialize, initialized, one
            tools/call): start-up plus the first real call, the library's import included;
   sdk      `python -c "import mcp"`: the SDK's own import, the floor under any server built on it;
-  tools    `python -c` importing plan07.mcp_server and building the server (all tools registered,
+  tools    `python -c` importing plan07.mcp.server and building the server (all tools registered,
            schemas derived) without serving: the floor plus plan07's tools, the CLI left out;
   python   `python -c pass`.
 Raw JSON-RPC lines over pipes, so no client library runs in the timed path. Wall medians and CPU
@@ -40,7 +40,7 @@ GOAL = 1.5
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
     "clientInfo": {"name": "mcp_start-bench", "version": "0"}}}
-BUILD = "from plan07.mcp_server import build_server; build_server()"
+BUILD = "from plan07.mcp.server import build_server; build_server()"
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
@@ -130,7 +130,7 @@ def measure(work: Path, runs: int) -> dict[str, Any]:
 
 LABELS = {"next": "plan07 next --json (cold start)", "init": "plan07 mcp: initialize answered",
           "first": "plan07 mcp: first `next` result", "sdk": "python -c 'import mcp'",
-          "tools": "import plan07.mcp_server + build_server()",
+          "tools": "import plan07.mcp.server + build_server()",
           "python": "python -c pass"}
 
 

@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plan07.api import Planner
-from plan07.canonicalize import canonicalize
 from plan07.errors import Plan07Error
 from plan07.evidence import build_evidence
 from plan07.evidence.parse import is_test_file
 from plan07.model import Evidence, Requirement
+from plan07.request.canonicalize import canonicalize
 
 TARGET_TOP5 = 0.5  # "most instances"
 TARGET_PRECISION, TARGET_RECALL = 0.5, 0.8

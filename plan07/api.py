@@ -1,10 +1,10 @@
 """The library API a harness drives: `Planner` (plan, next, report, complete, feedback, rollback,
 resume). The `PLAN` feature flag router (§8) is plan07.flag; the pipeline `create` persists is
-plan07.pipeline.
+plan07.plan.pipeline.
 
 `Planner` is a thin transaction shell: each method takes the plan's lock, loads plan.json, runs one
-pure step of plan07.transitions over it, and saves it when it changed (`state.transaction`). The
-effects (the gate's check, a scoped model call) run outside the lock, between two transactions.
+pure step of plan07.plan.transitions over it, and saves it when it changed (`state.transaction`).
+The effects (the gate's check, a scoped model call) run outside the lock, between two transactions.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from plan07 import artifact as A
-from plan07 import caps, state, transitions
+from plan07 import caps
 from plan07.errors import InputError, Plan07Error, PlanStateError
 from plan07.model import (
     Checkpoint,
@@ -30,10 +29,13 @@ from plan07.model import (
     Usage,
     Verdict,
 )
+from plan07.plan import artifact as A
+from plan07.plan import transitions
+from plan07.store import state
 
 if TYPE_CHECKING:
-    from plan07.llm import LLMClient
-    from plan07.records import Restored
+    from plan07.decompose import LLMClient
+    from plan07.store.records import Restored
 
 class Planner:
     """One persisted plan in `state_dir`. Create it with `Planner.create`, reopen it with
@@ -71,16 +73,18 @@ class Planner:
         is built and size-checked in memory first, and only then are an older plan's checkpoints
         cleared, the CP0 snapshot taken and files written. `plan_id` / `now` fix the id and the
         timestamps (tests); by default the id is fresh and unique (`new_plan_id`).
-        `max_retries`: failures one node may have handled (plan07.retry; a harness passes its own
-        retry bound, so no model call is made for an attempt it will not run). `ordering=False`
+        `max_retries`: failures one node may have handled (plan07.plan.retry; a harness passes its
+        own retry bound, so no model call is made for an attempt it will not run). `ordering=False`
         (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
         only.
 
-        The gate's world is fixed here (plan07.gate.prepare, issue 11): the repo's
+        The gate's world is fixed here (plan07.gate.world.prepare, issue 11): the repo's
         interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own),
         its test command (`test_command`, a JSON argv template, else [tool.plan07] of the repo's
         pyproject.toml, else pytest) and the CP0 baseline of the plan's tests."""
-        from plan07 import checkpoint, gate, pipeline, records
+        from plan07.gate import world as gate
+        from plan07.plan import pipeline
+        from plan07.store import checkpoint, records
 
         repo = Path(repo)
         artifact, evidence, client = pipeline.build(
@@ -162,7 +166,7 @@ class Planner:
     def termination_blockers(self) -> list[str]:
         """Why the plan may not terminate yet (empty: it may). When `next()` returns None, a
         harness must check this: a plan ends only at checkable or confirmed predicates (§3.1)."""
-        from plan07.criteria import termination_blockers
+        from plan07.plan.criteria import termination_blockers
 
         return termination_blockers(self.artifact)
 
@@ -180,7 +184,7 @@ class Planner:
     def next(self) -> DriverView | None:
         """§3.4: the single actionable obligation (the one handed out, until it completes);
         None when nothing is left to hand out (then see `termination_blockers()`)."""
-        from plan07 import driver
+        from plan07.plan import driver
 
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=A.now())
@@ -203,7 +207,7 @@ class Planner:
         complete, reschedule, checkpoints reached; fail -> ONE scoped replan of the failed node
         and its true dependents (the model call outside the lock too). Only the handed-out node
         (§3.4: the single actionable obligation) is validated; `timeout` must be > 0 seconds."""
-        from plan07 import gate
+        from plan07.gate import world as gate
 
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout)
                 and 0 < timeout <= caps.CHECK_TIMEOUT_MAX_S):
@@ -217,8 +221,8 @@ class Planner:
         with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
             epoch = transitions.reserve(tx.art, run)
         try:
-            # §3.3 step 4: the checkpoint certifies the content the check ran on (plan07.gate);
-            # tx.art is the plan as just saved (no reload)
+            # §3.3 step 4: the checkpoint certifies the content the check ran on
+            # (plan07.gate.world); tx.art is the plan as just saved (no reload)
             verdict, tree = gate.checked_run(tx.art, self.state_dir, run, timeout=timeout)
         except BaseException:
             with state.transaction(self.state_dir) as tx:
@@ -246,9 +250,9 @@ class Planner:
         rules re-walk it and its direct upstream; it is spliced in. Upstream and sibling nodes
         stay byte-identical. A fallback, a refused fragment, or a plan changed meanwhile keeps
         the plan as it was: the failed node is offered again."""
-        from plan07 import replan
-        from plan07.decompose import decompose_scoped
-        from plan07.obliggraph import derive_order
+        from plan07.decompose.call import decompose_scoped
+        from plan07.order.derive import derive_order
+        from plan07.plan import replan
 
         evidence = self._evidence(art)
         try:
@@ -289,8 +293,8 @@ class Planner:
         only the touched neighbourhood's edges through the rules; one revision per change, each
         naming its causing obligation. Nodes outside the neighbourhood keep their edges. Feedback
         naming what the plan does not know is refused before anything is written."""
-        from plan07.obliggraph import derive_order
-        from plan07.revise import check_feedback
+        from plan07.order.derive import derive_order
+        from plan07.plan.revise import check_feedback
 
         current = self.artifact  # refused before the lock is taken or anything is written
         check_feedback(A.obligations_of(current), self._evidence(current), fb)
@@ -323,7 +327,7 @@ class Planner:
         or removes is saved before, stash-like: `records.restore_files`), then plan.json commits
         the return (`checkpoint_seq` = the target's seq), and only then are the later records
         and their refs dropped; a kill anywhere leaves a state `resume` continues from."""
-        from plan07 import records
+        from plan07.store import records
 
         with state.transaction(self.state_dir) as tx:
             art = tx.art
@@ -355,7 +359,7 @@ class Planner:
 
     def _client(self, art: PlanArtifact) -> LLMClient:
         """The model client of this plan: the one given to `create`, else `art.llm` (a spec)."""
-        from plan07.llm import make_client
+        from plan07.decompose import make_client
 
         return self.client if self.client is not None else make_client(art.llm)
 
@@ -364,7 +368,8 @@ class Planner:
         """A checkpoint was reached (every earlier obligation validated): audited, the repo's
         files snapshotted under refs/plan07/<plan>/<CP> when it is a git tree (`cp.git_ref`),
         and the plan state recorded beside plan.json for rollback/resume."""
-        from plan07 import gate, records
+        from plan07.gate import world as gate
+        from plan07.store import records
 
         A.record(art, cp.id, "checkpoint", A.checkpoint_trace(cp), time=A.now())
         # write-ahead (issue 15): the record, then its ref; plan.json, saved by the caller's

@@ -31,9 +31,9 @@ MAX_TEST_CALLS = 10
 # (`plan07 feedback`) or returns to a checkpoint (`plan07 rollback`). A re-decomposed fragment
 # inherits the count of the failure that produced it, so a replan of a replan stays bounded.
 MAX_REPLANS_PER_NODE = 3
-# Ours (runtime-structured retry, plan07.retry, docs/plan.md "Retry"): failures one node may have
-# handled -- a local retry or a scoped replan each -- before it is stuck (the next failure makes
-# no model call and is not handed out again). A harness with its own retry bound passes it
+# Ours (runtime-structured retry, plan07.plan.retry, docs/plan.md "Retry"): failures one node may
+# have handled -- a local retry or a scoped replan each -- before it is stuck (the next failure
+# makes no model call and is not handed out again). A harness with its own retry bound passes it
 # (`Planner.create(max_retries=)`), so no model call is ever made for an attempt that will not
 # follow. K: a failure whose signature repeats after this many local retries with the same
 # one-line digest implicates the obligation itself and buys the one scoped re-decomposition.

@@ -3,14 +3,15 @@ the typer CLI (plan07.cli) for everything else. I/O only.
 
 `plan07 next --json [--state DIR]` on a plan whose handed-out node is still the one to hand out
 is answered without typer, pydantic or the CLI's twenty commands: each hand-out leaves the view
-it printed in next.json, keyed by the SHA-256 of plan.json as it then was (plan07.state.write_view);
-while plan.json still has exactly those bytes, `next` would print the same again, so that text is
-printed (tests/test_entry.py compares the two paths byte for byte). Any other case (another
-command or flag, no plan, a plan changed since, nothing handed out, anything unexpected) goes to
-the full CLI, which does the same job with every check and every error message.
+it printed in next.json, keyed by the SHA-256 of plan.json as it then was
+(plan07.store.state.write_view); while plan.json still has exactly those bytes, `next` would print
+the same again, so that text is printed (tests/test_entry.py compares the two paths byte for byte).
+Any other case (another command or flag, no plan, a plan changed since, nothing handed out,
+anything unexpected) goes to the full CLI, which does the same job with every check and every error
+message.
 
 `plan07 complete ID [--state DIR] [--timeout S] [--json]`, the gate's one call per node, runs
-without typer and the CLI's command modules (`complete_args`, then plan07.console, which the
+without typer and the CLI's command modules (`complete_args`, then plan07.cli.console, which the
 typer command prints through as well: the same bytes either way, tests/test_entry.py); any other
 spelling of it goes to the full CLI.
 """
@@ -24,8 +25,8 @@ import stat
 import sys
 from pathlib import Path
 
-# plan07.state's names (tests/test_entry.py checks they agree; importing plan07.state would
-# build every pydantic model, which is what this path avoids)
+# plan07.store.state's names (tests/test_entry.py checks they agree; importing plan07.store.state
+# would build every pydantic model, which is what this path avoids)
 STATE_ENV = "PLAN07_STATE"
 DEFAULT_STATE = Path("build") / "07-task-decomposition-planning"
 PLAN_FILE, VIEW_FILE, LOCK_FILE = "plan.json", "next.json", "plan.lock"
@@ -153,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
         return 0
     done = complete_args(args)
-    if done is not None:  # the gate's one call per node: no typer, no CLI (plan07.console)
-        from plan07 import console
+    if done is not None:  # the gate's one call per node: no typer, no CLI (plan07.cli.console)
+        from plan07.cli import console
 
         return console.guarded(lambda: console.complete(*done))
     from plan07.cli import main as cli_main

@@ -7,7 +7,7 @@
      ├── PlanStateError      an operation the plan's current state does not allow
      └── LLMUnavailable      no completion was received from the model endpoint
 
-A failed validation is a Verdict value (plan07.validate), not an exception.
+A failed validation is a Verdict value (plan07.gate.grammar), not an exception.
 """
 
 from __future__ import annotations

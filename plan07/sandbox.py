@@ -7,7 +7,7 @@
   repo lists itself under `[tool.plan07] check-env = [...]` in its pyproject.toml (a name or a
   `PREFIX_*` glob). A name that looks like a credential (`is_secret_name`) never passes, not even
   when the repo's config names it: the repo is what the check runs, it must not be able to ask
-  for a token. Which interpreter and argv run the check is plan07.validate's business.
+  for a token. Which interpreter and argv run the check is plan07.gate.grammar's business.
 * **Secrets are redacted from every output** (`redact`): the value of every variable plan07 saw
   whose name looks like a credential (`*_KEY`, `*_TOKEN`, `*SECRET*`, `*PASSWORD*`, `*PASSWD*`,
   `*CREDENTIAL*`, `*_AUTH`, PLAN07_LLM_API_KEY, ...), the user:password part and key-like query

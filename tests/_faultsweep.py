@@ -138,7 +138,7 @@ def points(calls: Counter[str]) -> list[tuple[str, int]]:
 
 
 def audit_rows(state: Path) -> list[tuple[str, str, str, str]]:
-    from plan07 import state as st
+    from plan07.store import state as st
 
     art = st.load(state)
     return [(r.obligation, r.event, r.trace, r.time) for r in st.full_audit(state, art)]
@@ -159,10 +159,10 @@ class Outcome:
 
 def run_point(sc: Scenario, syscall: str, n: int) -> Outcome:
     """Kill `sc.command` at call `n` of `syscall`, then check recovery (see the module doc)."""
-    from plan07 import records as records_mod
-    from plan07 import state as st
     from plan07.api import Planner
-    from plan07.artifact import reached_checkpoints
+    from plan07.plan.artifact import reached_checkpoints
+    from plan07.store import records as records_mod
+    from plan07.store import state as st
 
     sc.fresh()
     before = audit_rows(sc.state)

@@ -21,7 +21,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """plan07's disk caches (parsed rules, recon facts; plan07.diskcache) live in a folder of
+    """plan07's disk caches (parsed rules, recon facts; plan07.store.diskcache) live in a folder of
     this session, inherited by the CLI processes tests start: no test writes the user's
     ~/.cache, and none reads an entry that another run left there."""
     before = os.environ.get("PLAN07_CACHE_DIR")

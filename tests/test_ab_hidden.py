@@ -84,7 +84,7 @@ def test_plan07_revision_trigger_adds_the_hidden_consumer_but_does_not_reorder_t
     step adds an obligation on the hidden consumer; without it, the plan never learns of it.
     The narrowing is ordered only by its declared dependencies (the added node is not one, and
     no ladder rule puts a narrowing after a rebind), so it is handed out first and fails in the
-    consumer's file: plan07.retry calls that plan-implicating (a file the added node owns / no
+    consumer's file: plan07.plan.retry calls that plan-implicating (a file the added node owns / no
     node covers) and buys scoped replans, which return the fragment unchanged, until the
     narrowing's bound is spent. With the trigger the added rebind then runs and the suite is
     green (the narrowing itself never landed: its check cannot tell); without it, not."""

@@ -13,19 +13,11 @@ from typing import Any
 
 import pytest
 
-from plan07 import (
-    InputError,
-    ModelOutputError,
-    Planner,
-    PlanStateError,
-    caps,
-    enabled,
-    route,
-    state,
-    transitions,
-)
-from plan07.llm.scripted import ScriptedClient
+from plan07 import InputError, ModelOutputError, Planner, PlanStateError, caps, enabled, route
+from plan07.decompose.scripted import ScriptedClient
 from plan07.model import Evidence
+from plan07.plan import transitions
+from plan07.store import state
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
@@ -523,7 +515,7 @@ SAME_FRAGMENT = json.dumps({"obligations": [OBLIGATIONS[3]]})  # O4 again, same 
 def test_a_failing_node_is_retried_within_its_bound_and_replanned_only_on_a_repeat(
     broken_driven: Any, scoped: str, max_retries: int,
 ) -> None:
-    # runtime-structured retry (plan07.retry): the same failure every time. Failure 1: local
+    # runtime-structured retry (plan07.plan.retry): the same failure every time. Failure 1: local
     # (no model call); failure 2, the same signature after K = 1 local retry: ONE scoped call
     # (accepted or a fallback, it counts); failure 3: local again; past max_retries: stop --
     # the stuck node is not handed out again and no model call is ever made for it.
@@ -642,7 +634,7 @@ def test_library_feedback_naming_an_unknown_obligation_is_refused_before_any_wri
 
 def test_a_name_error_in_a_file_a_complete_node_wrote_reopens_that_node(
         tmp_path: Path) -> None:
-    # runtime-structured retry (plan07.retry `reopen`): O1 rewrites the test file and passes
+    # runtime-structured retry (plan07.plan.retry `reopen`): O1 rewrites the test file and passes
     # its own check (compile) with an undefined name in it; O2's check runs that file, which
     # no longer imports. The failure is O1's work, not O2's: O1 is handed out again first,
     # with the digest, then O2 -- and no model call is made.

@@ -1,10 +1,10 @@
-"""The runtime backstop (plan07.backstop): a failure in the tests of planned dependents that
+"""The runtime backstop (plan07.plan.backstop): a failure in the tests of planned dependents that
 consume the failed node's target merges them into one atomic step; any other failure does not."""
 
 from __future__ import annotations
 
-from plan07.backstop import failing_tests, merge_group
 from plan07.model import Evidence, PlanNode, Recon, ReconEdge, ReconNode
+from plan07.plan.backstop import failing_tests, merge_group
 
 EV = Evidence(recon=Recon(
     nodes=[ReconNode(id="pkg.store.Store.get", kind="method", file="pkg/store.py"),

@@ -1,5 +1,5 @@
-"""The checks' bytecode cache (plan07.bytecode): what `sweep` deletes, and a check that keeps its
-bytecode in it never runs the code of a file's earlier content (a same-size edit within the
+"""The checks' bytecode cache (plan07.gate.bytecode): what `sweep` deletes, and a check that keeps
+its bytecode in it never runs the code of a file's earlier content (a same-size edit within the
 second: the case Python's own mtime-and-size test cannot see)."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from plan07 import bytecode
-from plan07.checks import GateContext, check_node
+from plan07.gate.checks import GateContext, check_node
+from plan07.gate.runner import Interpreter
+from plan07.gate import bytecode
 from plan07.model import PlanNode
-from plan07.runner import Interpreter
 
 MAGIC = importlib.util.MAGIC_NUMBER
 CODE = marshal.dumps(compile("x = 1\n", "m.py", "exec"))

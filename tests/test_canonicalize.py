@@ -14,9 +14,9 @@ import pytest
 
 import plan07
 from plan07 import caps
-from plan07.canonicalize import canonicalize, canonicalize_with_notes, shorten
 from plan07.cli import main
 from plan07.errors import InputError
+from plan07.request.canonicalize import canonicalize, canonicalize_with_notes, shorten
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "canonicalize"
@@ -400,9 +400,9 @@ class _Probe(types.ModuleType):
 
 
 def test_no_model_is_consulted(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("openai", "plan07.llm", "plan07.decompose"):
+    for name in ("openai", "plan07.decompose", "plan07.decompose.call"):
         monkeypatch.setitem(sys.modules, name, _Probe(name))
-    monkeypatch.setattr(plan07, "llm", _Probe("plan07.llm"), raising=False)
+    monkeypatch.setattr(plan07, "llm", _Probe("plan07.decompose"), raising=False)
 
     def no_network(*args: object, **kwargs: object) -> None:
         raise AssertionError("canonicalize opened a network connection")
@@ -421,10 +421,10 @@ import json, socket, sys
 def no_network(*a, **k): raise AssertionError("network")
 socket.socket.connect = no_network
 socket.create_connection = no_network
-from plan07.canonicalize import canonicalize
+from plan07.request.canonicalize import canonicalize
 req = canonicalize(open(sys.argv[1], encoding="utf-8").read())
 leaked = sorted(m for m in sys.modules if m == "openai" or m.startswith(
-    ("openai.", "plan07.llm", "plan07.decompose", "httpx")))
+    ("openai.", "plan07.decompose", "plan07.decompose.call", "httpx")))
 assert not leaked, leaked
 print(json.dumps(req.model_dump(mode="json"), sort_keys=True))
 """

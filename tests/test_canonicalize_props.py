@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plan07 import caps
-from plan07.canonicalize import canonicalize
 from plan07.errors import InputError
-from plan07.schema import validate
+from plan07.request.canonicalize import canonicalize
+from plan07.store.schema import validate
 
 # Fragments that steer generated text into every branch: headings, lists, code, tracebacks,
 # test ids, commands, modals, constraint phrases, boilerplate, HTML, links, long words.

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from plan07.checkpoint import (
+from plan07.errors import InputError, PlanStateError
+from plan07.store.checkpoint import (
     delete_refs,
     is_git_tree,
     list_refs,
@@ -16,7 +17,6 @@ from plan07.checkpoint import (
     restore,
     snapshot,
 )
-from plan07.errors import InputError, PlanStateError
 
 
 def git(repo: Path, *args: str) -> str:

@@ -19,9 +19,9 @@ import pytest
 from _faultsweep import COMMANDS, count, points, prepare, run_point, strace_works
 from _smallplan import CLI, cli, cli_env, cli_here, make_repo, ob, plan_here, write_replay
 
-from plan07 import state as st
 from plan07.api import Planner
 from plan07.errors import PlanStateError
+from plan07.store import state as st
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 

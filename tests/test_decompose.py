@@ -17,7 +17,8 @@ from _decompose_cases import FIXTURE, GOLDEN, GOOD, HOSTILE, record
 from plan07 import caps
 from plan07.ab.tokens import count_tokens
 from plan07.cli import main
-from plan07.decompose import (
+from plan07.decompose import LLMClient, make_client
+from plan07.decompose.call import (
     assemble,
     decompose,
     decompose_scoped,
@@ -25,10 +26,9 @@ from plan07.decompose import (
     requirement_fragment,
     scoped_messages,
 )
+from plan07.decompose.prompt import SYSTEM, failure_line, header_only, one_line, read
+from plan07.decompose.scripted import ScriptedClient
 from plan07.errors import InputError
-from plan07.llm import LLMClient, make_client
-from plan07.llm.prompt import SYSTEM, failure_line, header_only, one_line, read
-from plan07.llm.scripted import ScriptedClient
 from plan07.model import Evidence, Localization, Obligation, Requirement
 
 CASES = {"session_timeout": FIXTURE, "example": GOLDEN / "example"}
@@ -232,7 +232,7 @@ def test_builtin_plan_is_sensible(case: str) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_builtin_plan_passes_the_rules(case: str) -> None:
     """The builtin speaks docs/rules.md: no violation, and the ladder sees its roles."""
-    from plan07.obliggraph import derive_order
+    from plan07.order.derive import derive_order
 
     req, ev = load(CASES[case])
     obs = decompose(req, ev, make_client("builtin")).obligations
@@ -268,7 +268,7 @@ def test_builtin_define_step_fails_until_the_test_is_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The modify defining a new test is checked by that test (not `compile`): with the test
     not written it fails; with it written under a non-strict xfail anchor it passes."""
-    from plan07.checks import run_check
+    from plan07.gate.checks import run_check
     from plan07.model import PlanNode
 
     req = Requirement(goal="Add a --verbose flag",
@@ -291,8 +291,8 @@ def test_builtin_define_step_fails_until_the_test_is_written(
 def test_builtin_keeps_the_src_root_of_a_test_file() -> None:
     """A src-layout repo: recon names `src/pkg/tests/test_core.py` module `pkg.tests.test_core`
     and keeps the file whole; the test id and the import check follow the file."""
-    from plan07.builtin_decompose import derive
-    from plan07.llm.evidence_index import EvidenceIndex
+    from plan07.decompose.builtin import derive
+    from plan07.decompose.evidence_index import EvidenceIndex
 
     ev = Evidence.model_validate({"recon": {
         "nodes": [{"id": "pkg.core.parse", "kind": "function", "file": "src/pkg/core.py"},
@@ -343,7 +343,7 @@ def _recon_only(n_filler: int) -> Evidence:
     ("min_width_total", None),
 ])
 def test_evidence_index_resolves_a_named_entity(name: str, entity: str | None) -> None:
-    from plan07.llm.evidence_index import EvidenceIndex
+    from plan07.decompose.evidence_index import EvidenceIndex
 
     assert EvidenceIndex(_recon_only(0)).resolve(name) == entity
 
@@ -621,7 +621,7 @@ def test_cli_bad_input_exits_2(args: list[str], match: str,
 def test_builtin_primary_targets_are_the_named_or_the_top_ranked(
     criterion: str, primary: list[str],
 ) -> None:
-    from plan07.builtin_decompose import derive
+    from plan07.decompose.builtin import derive
 
     ev = Evidence.model_validate({"localization": [
         {"entity": e, "score": s} for e, s in [("pkg.a.parse", 0.3), ("pkg.b.parse", 0.3),

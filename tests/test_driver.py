@@ -1,4 +1,4 @@
-"""§5 phase 5: the execution driver (plan07.driver) over a scripted plan."""
+"""§5 phase 5: the execution driver (plan07.plan.driver) over a scripted plan."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import json
 import pytest
 
 from plan07 import caps
-from plan07.driver import (
+from plan07.errors import PlanStateError
+from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult, Requirement
+from plan07.plan.driver import (
     admit_edit,
     admit_gate_calls,
     admit_test_call,
@@ -16,9 +18,7 @@ from plan07.driver import (
     require_active,
     view,
 )
-from plan07.errors import PlanStateError
-from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult, Requirement
-from plan07.schedule import schedule
+from plan07.plan.schedule import schedule
 
 IDS = ["O1", "O2", "O3", "O10", "O11"]
 PAIRS = [("O1", "O3"), ("O2", "O3"), ("O3", "O11")]

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from plan07 import caps, entry, state
+from plan07 import caps, entry
 from plan07.api import Planner
 from plan07.cli import main as cli_main
+from plan07.store import state
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "session_timeout"
 
@@ -138,7 +139,7 @@ def test_the_console_script_is_the_entry() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# `plan07 complete`: the gate's one call per node, printed by plan07.console on both paths
+# `plan07 complete`: the gate's one call per node, printed by plan07.cli.console on both paths
 
 
 def _run(fn: object, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

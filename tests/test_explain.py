@@ -14,8 +14,8 @@ from plan07.engine import load_program
 from plan07.engine.fixtures import case_facts, discover
 from plan07.engine.provenance import explain_facts, render
 from plan07.model import PlanArtifact, PlanNode, Requirement
-from plan07.obliggraph import explain, explain_violation, load_evidence_file, load_obligations
-from plan07.proof import ProofNode
+from plan07.model.proof import ProofNode
+from plan07.order.derive import explain, explain_violation, load_evidence_file, load_obligations
 
 SPEC = Path(__file__).parent / "rules" / "session_timeout" / "spec_example"
 LADDER = ["widen_before_rebind", "widen_before_compile", "rebind_before_compile",

@@ -216,7 +216,8 @@ def test_the_checkpoint_is_the_content_the_check_ran_on(tmp_path: Path, repo: Pa
 
 def test_a_new_plan_that_crashes_before_plan_json_leaves_the_old_baseline(
         tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from plan07 import gate, state
+    from plan07.gate import world as gate
+    from plan07.store import state
 
     old = plan(tmp_path, repo, SIGNATURE)  # its baseline: tests/ (test_known_bug fails)
     info = old.artifact.gate

@@ -1,6 +1,6 @@
-"""The check runner in the repo's own world (plan07.runner, plan07.baseline, plan07.checks):
-interpreter detection, the [tool.plan07] test command, per-test outcomes, the CP0 baseline,
-red-green and environment problems. Real pytest runs on small repos built here."""
+"""The check runner in the repo's own world (plan07.gate.runner, plan07.gate.baseline,
+plan07.gate.checks): interpreter detection, the [tool.plan07] test command, per-test outcomes, the
+CP0 baseline, red-green and environment problems. Real pytest runs on small repos built here."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from plan07.baseline import Baseline
-from plan07.checks import GateContext, check_node, plan_check, take_baseline
 from plan07.errors import InputError
+from plan07.gate.baseline import Baseline
+from plan07.gate.checks import GateContext, check_node, plan_check, take_baseline
+from plan07.gate.runner import Interpreter, find_python, parse_junit, run_env, run_tests
+from plan07.gate.testcommand import TestCommand, load_command
 from plan07.model import PlanNode
-from plan07.runner import Interpreter, find_python, parse_junit, run_env, run_tests
-from plan07.testcommand import TestCommand, load_command
 
 OWN = Interpreter(sys.executable, "plan07")
 
@@ -324,7 +324,7 @@ def test_the_build_check_compiles_only_the_changed_files(repo: Path) -> None:
 
 def test_the_build_check_in_process_says_what_the_repos_interpreter_says(repo: Path,
                                                                           tmp_path: Path) -> None:
-    from plan07.runner import compile_files, same_binary
+    from plan07.gate.runner import compile_files, same_binary
 
     wrapper = tmp_path / "bin" / "python"  # the same Python behind another path: a process
     wrapper.parent.mkdir()
@@ -378,7 +378,7 @@ def _py(code: str) -> list[str]:
 
 
 def test_run_argv_keeps_all_output_small_writes_big_writes_and_stderr(tmp_path: Path) -> None:
-    from plan07.runner import run_argv
+    from plan07.gate.runner import run_argv
 
     code = ("import sys\n"
             "for i in range(3000):\n"
@@ -393,7 +393,7 @@ def test_run_argv_keeps_all_output_small_writes_big_writes_and_stderr(tmp_path: 
 def test_run_argv_reads_until_every_writer_closed_the_output(tmp_path: Path) -> None:
     # as communicate(): a child that exits while its own child still writes to the output is
     # read to the end, the late line included
-    from plan07.runner import run_argv
+    from plan07.gate.runner import run_argv
 
     late = "import time; time.sleep(1); print('late', flush=True)"
     code = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {late!r}])\n"
@@ -403,7 +403,7 @@ def test_run_argv_reads_until_every_writer_closed_the_output(tmp_path: Path) -> 
 
 
 def test_run_argv_timeout_keeps_what_was_written(tmp_path: Path) -> None:
-    from plan07.runner import run_argv
+    from plan07.gate.runner import run_argv
 
     code = "import time\nprint('started', flush=True)\ntime.sleep(60)\n"
     rc, out = run_argv(_py(code), tmp_path, 1.5, dict(os.environ))

@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 import plan07
-from plan07.graphs import sccs
+from plan07.engine.graphs import sccs
 
 ROOT = Path(plan07.__file__).parent
 
@@ -70,5 +70,5 @@ def test_the_checker_finds_a_cycle() -> None:
 def test_plan07_has_no_import_cycle() -> None:
     g = graph()
     assert "plan07.api" in g
-    assert "plan07.artifact" in g["plan07.api"]
+    assert "plan07.plan.artifact" in g["plan07.api"]
     assert cycles(g) == []

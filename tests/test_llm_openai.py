@@ -13,12 +13,12 @@ import pytest
 from _decompose_cases import FIXTURE, GOOD, HOSTILE
 
 from plan07 import caps
-from plan07.decompose import decompose, decompose_scoped
+from plan07.decompose import LLMUnavailable, make_client
+from plan07.decompose.call import decompose, decompose_scoped
+from plan07.decompose.openai_compat import OpenAIClient
+from plan07.decompose.prompt import SYSTEM
 from plan07.errors import InputError
 from plan07.evidence import reach
-from plan07.llm import LLMUnavailable, make_client
-from plan07.llm.openai_compat import OpenAIClient
-from plan07.llm.prompt import SYSTEM
 from plan07.model import Evidence, Obligation, Requirement
 
 Reply = tuple[int, Any, dict[str, str]]
@@ -378,8 +378,9 @@ def test_the_cli_does_not_import_the_sdk() -> None:
     import sys
 
     code = ("import sys, plan07.cli; "
-            "bad = [m for m in ('openai', 'plan07.decompose', 'plan07.llm.openai_compat') "
-            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+            "bad = [m for m in ('openai', 'plan07.decompose.call', "
+            "'plan07.decompose.openai_compat') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=False)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -17,8 +17,8 @@ import anyio
 import pytest
 
 from plan07.cli import main
-from plan07.mcp_doc import tools_doc
-from plan07.testcommand import PYTEST_COMMAND
+from plan07.gate.testcommand import PYTEST_COMMAND
+from plan07.mcp.doc import tools_doc
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
@@ -157,7 +157,7 @@ def check_tool_schemas(tools: list[Any]) -> None:
     assert by_name["status"].annotations.read_only_hint is True
     assert by_name["rollback"].annotations.destructive_hint is True
     assert tools_doc(tools) == DOCS.read_text("utf-8"), \
-        "docs/mcp.md drifted: python -m plan07.mcp_server --doc > docs/mcp.md"
+        "docs/mcp.md drifted: python -m plan07.mcp.server --doc > docs/mcp.md"
 
 
 @pytest.mark.slow

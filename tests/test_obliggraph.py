@@ -12,7 +12,7 @@ from plan07 import caps
 from plan07.cli import main
 from plan07.errors import InputError
 from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
-from plan07.obliggraph import (
+from plan07.order.derive import (
     derive_order,
     load_evidence_file,
     load_obligations,

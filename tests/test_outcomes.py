@@ -1,7 +1,7 @@
-"""The default pytest command's per-test outcomes (plan07.outcomes): the standalone plugin gives
-the ids, statuses and messages the JUnit report gave (`parse_junit`), on every kind of outcome,
-so a CP0 baseline recorded either way judges a check the same (PASS_TO_PASS). Real pytest runs
-on a small repo built here."""
+"""The default pytest command's per-test outcomes (plan07.gate.outcomes): the standalone plugin
+gives the ids, statuses and messages the JUnit report gave (`parse_junit`), on every kind of
+outcome, so a CP0 baseline recorded either way judges a check the same (PASS_TO_PASS). Real pytest
+runs on a small repo built here."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from plan07 import bytecode, outcomes
-from plan07.baseline import Baseline, judge
-from plan07.runner import Interpreter, TestRun, parse_junit, run_argv, run_env, run_tests
-from plan07.testcommand import PYTEST_COMMAND, TestCommand
+from plan07.gate.baseline import Baseline, judge
+from plan07.gate.runner import Interpreter, TestRun, parse_junit, run_argv, run_env, run_tests
+from plan07.gate.testcommand import PYTEST_COMMAND, TestCommand
+from plan07.gate import bytecode, outcomes
 
 OWN = Interpreter(sys.executable, "plan07")
 USER_PATH = "/nonexistent-plan07-user-path"
@@ -138,7 +138,7 @@ def _same_run(message: str) -> str:
 
 
 def junit_run(repo: Path, tests: list[str], tmp: Path) -> TestRun:
-    """The default command as it ran before plan07.outcomes: with its JUnit report."""
+    """The default command as it ran before plan07.gate.outcomes: with its JUnit report."""
     junit = tmp / "junit.xml"
     argv = TestCommand().argv_for(OWN.path, tests, str(junit))
     rc, out = run_argv(argv, repo, 120, run_env(OWN, _env()))

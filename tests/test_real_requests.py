@@ -13,8 +13,8 @@ import pytest
 
 from plan07 import caps
 from plan07.api import Planner
-from plan07.builtin_decompose import derive, interface_change
 from plan07.cli import main
+from plan07.decompose.builtin import derive, interface_change
 from plan07.evidence import build_evidence
 from plan07.evidence.localize import issue_prose, localize, names_in
 from plan07.evidence.recon import recon

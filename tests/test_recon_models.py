@@ -13,10 +13,10 @@ import pydantic
 import pytest
 import typer
 
-from plan07.bundle import EdgeKind, Recon, ReconEdge, ReconNode
 from plan07.caps import ENTITY_MAX_CHARS, FIELD_MAX_CHARS
 from plan07.evidence.recon import recon
 from plan07.evidence.resolve import _models
+from plan07.model.evidence import EdgeKind, Recon, ReconEdge, ReconNode
 
 CLICK = Path(typer.__file__).parent / "_click"
 

@@ -17,14 +17,14 @@ import pytest
 
 from plan07.api import Planner
 from plan07.cli import main
-from plan07.criteria import can_terminate, termination_blockers
+from plan07.decompose.builtin_client import BuiltinClient
+from plan07.decompose.client import Completion
+from plan07.decompose.scripted import Reply
+from plan07.decompose.scripted import ScriptedClient as Scripted
 from plan07.errors import InputError, PlanStateError
-from plan07.llm.base import Completion
-from plan07.llm.builtin import BuiltinClient
-from plan07.llm.scripted import Reply
-from plan07.llm.scripted import ScriptedClient as Scripted
 from plan07.model import Feedback, ImpactEdge, Usage
-from plan07.replan import affected_subgraph
+from plan07.plan.criteria import can_terminate, termination_blockers
+from plan07.plan.replan import affected_subgraph
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
@@ -116,7 +116,8 @@ def created(_created_once: tuple[Path, list[Any]]) -> Any:
 
 
 def node_lines(state: Path) -> dict[str, str]:
-    """Each node's line of plan.json, verbatim (one list item per line, plan07.state.dumps)."""
+    """Each node's line of plan.json, verbatim (one list item per line,
+    plan07.store.state.dumps)."""
     out = {}
     for line in (state / "plan.json").read_text().splitlines():
         text = line.strip().rstrip(",")

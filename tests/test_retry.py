@@ -1,5 +1,5 @@
-"""plan07.retry: the model-free failure classifier (runtime-structured retry), table-driven over
-real check outputs (tests/retry/*.txt were captured from pytest, compileall and python)."""
+"""plan07.plan.retry: the model-free failure classifier (runtime-structured retry), table-driven
+over real check outputs (tests/retry/*.txt were captured from pytest, compileall and python)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plan07 import caps
-from plan07.retry import DIGEST_MAX_CHARS, Facts, History, decide, own_files, parse
+from plan07.plan.retry import DIGEST_MAX_CHARS, Facts, History, decide, own_files, parse
 
 OUT = Path(__file__).parent / "retry"
 

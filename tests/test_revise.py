@@ -11,8 +11,8 @@ import pytest
 
 from plan07.errors import InputError
 from plan07.model import DerivedEdge, Evidence, Feedback, ImpactEdge, Obligation
-from plan07.revise import merge_evidence, revise, rewalk_scope, splice_edges
-from plan07.schema import load
+from plan07.plan.revise import merge_evidence, revise, rewalk_scope, splice_edges
+from plan07.store.schema import load
 
 
 def ob(i: str, target: str, deps: Sequence[str] = ()) -> Obligation:
@@ -101,7 +101,8 @@ def test_rewalk_scope_is_the_touched_neighbourhood() -> None:
 
 
 def fake_rules(obligations: Sequence[Obligation]) -> list[DerivedEdge]:
-    """Stands in for plan07.obliggraph.derive_order: declared edges, and it records what it saw."""
+    """Stands in for plan07.order.derive.derive_order: declared edges, and it records what it
+    saw."""
     fake_rules.seen = [o.id for o in obligations]  # type: ignore[attr-defined]
     return [DerivedEdge(**{"from": d, "to": o.id, "rule": "declared"})
             for o in obligations for d in o.dependencies]
@@ -193,7 +194,7 @@ RECON = Evidence.model_validate({"recon": {"nodes": [
 ])
 def test_check_feedback_names_what_the_plan_does_not_know(
         evidence: Evidence, fb: Feedback, field: str | None) -> None:
-    from plan07.revise import check_feedback
+    from plan07.plan.revise import check_feedback
 
     if field is None:
         check_feedback(PLAN, evidence, fb)

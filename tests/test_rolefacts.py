@@ -12,13 +12,13 @@ import pytest
 from _smallplan import make_repo
 
 from plan07.api import Planner
-from plan07.decompose import decompose
-from plan07.llm import make_client
-from plan07.llm.base import Completion
-from plan07.llm.scripted import ScriptedClient
+from plan07.decompose import make_client
+from plan07.decompose.call import decompose
+from plan07.decompose.client import Completion
+from plan07.decompose.scripted import ScriptedClient
 from plan07.model import Evidence, Feedback, Obligation, Requirement, Usage
-from plan07.obliggraph import derive_order, roles
-from plan07.rolefacts import bind, digest, kept, words_of
+from plan07.order.derive import derive_order, roles
+from plan07.order.roles import bind, digest, kept, words_of
 
 GOLDEN = Path(__file__).parent / "golden" / "decompose" / "session_timeout"
 REQUEST = "Make f configurable.\n\n## Acceptance criteria\n\n- `tests/test_core.py::test_f` runs\n"
@@ -183,7 +183,7 @@ def test_the_scoped_replan_rewalk_reads_the_stored_role_facts(
 
 
 def test_the_builtins_scoped_reply_keeps_the_stored_role_facts_valid() -> None:
-    from plan07.decompose import decompose_scoped
+    from plan07.decompose.call import decompose_scoped
 
     req, ev = _golden()
     client = make_client("builtin")

@@ -16,7 +16,7 @@ import pytest
 from _smallplan import CLI, cli, cli_env, cli_here, make_repo, ob, plan_here, write_replay
 
 from plan07 import sandbox
-from plan07.validate import check_env
+from plan07.gate.grammar import check_env
 
 SECRETS = {
     "GITHUB_TOKEN": "ghp_" + "A1b2C3d4" * 5,

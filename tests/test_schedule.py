@@ -1,4 +1,4 @@
-"""§5 phase 4: the plan-DAG scheduler (plan07.schedule), table-driven over fixture graphs."""
+"""§5 phase 4: the plan-DAG scheduler (plan07.plan.schedule), table-driven over fixture graphs."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from plan07 import caps
 from plan07.errors import InputError
 from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult, Violation
-from plan07.schedule import branch_score, natural_key, schedule, topological_order
+from plan07.plan.schedule import branch_score, natural_key, schedule, topological_order
 
 
 def ob(
@@ -273,7 +273,7 @@ def test_natural_key() -> None:
 SCRIPT = """
 import json
 from plan07.model import DerivedEdge, Evidence, Obligation, OrderResult
-from plan07.schedule import schedule
+from plan07.plan.schedule import schedule
 ids = [f"O{i}" for i in range(1, 30)]
 obs = [Obligation(id=i, target_entity=f"pkg.m{int(i[1:]) % 5}.{i}", obligation="modify",
                   caused_by="r", dependencies=[], evidence="e",

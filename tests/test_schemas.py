@@ -9,12 +9,12 @@ import pytest
 
 from plan07.cli import main
 from plan07.errors import InputError
-from plan07.schema import SCHEMAS, generate, load, render, shipped
+from plan07.store.schema import SCHEMAS, generate, load, render, shipped
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_shipped_schema_matches_model(name: str) -> None:
-    # Regenerate with `python -m plan07.schema --write` after changing a model deliberately.
+    # Regenerate with `python -m plan07.store.schema --write` after changing a model deliberately.
     assert render(shipped(name)) == render(generate(name)), f"{name}.schema.json drifted"
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from plan07 import caps, state
+from plan07 import caps
 from plan07.errors import InputError
 from plan07.model import AuditRow, Evidence, PlanArtifact, Requirement, Revision
+from plan07.store import state
 
 S37_KEYS = ["plan_id", "requirement", "nodes", "checkpoints", "branch_scores",
             "revision_history", "audit"]
@@ -156,7 +157,7 @@ def test_state_dir_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from plan07 import state
+from plan07.store import state
 from plan07.model import AuditRow
 d = Path(sys.argv[1])
 a = state.load(d)
@@ -191,7 +192,7 @@ def test_sigkill_during_writes_leaves_a_loadable_plan(tmp_path: Path) -> None:
 APPENDER = """
 import sys
 from pathlib import Path
-from plan07 import state
+from plan07.store import state
 from plan07.model import AuditRow
 d, who = Path(sys.argv[1]), sys.argv[2]
 for i in range(25):

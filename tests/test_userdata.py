@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from _smallplan import cli, cli_env, git, make_repo, plan_here, write_replay
 
-from plan07 import state
 from plan07.api import Planner
 from plan07.model import Feedback
+from plan07.store import state
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 

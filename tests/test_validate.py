@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from plan07.checks import run_check
-from plan07.criteria import can_terminate, criteria_status, termination_blockers
 from plan07.errors import InputError
+from plan07.gate.checks import run_check
+from plan07.gate.grammar import check_env, classify, parse_check
 from plan07.model import PlanArtifact, PlanNode, Requirement
-from plan07.replan import affected_subgraph
-from plan07.validate import check_env, classify, parse_check
+from plan07.plan.criteria import can_terminate, criteria_status, termination_blockers
+from plan07.plan.replan import affected_subgraph
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 

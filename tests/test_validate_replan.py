@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from plan07 import replan
 from plan07.model import Decomposition, DerivedEdge, Obligation, OrderResult, PlanNode, Violation
+from plan07.plan import replan
 
 
 def ob(i: str, deps: Sequence[str] = (), evidence: str = "") -> Obligation:

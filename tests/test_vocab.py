@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from plan07 import driver, vocab
+from plan07 import vocab
 from plan07.errors import PlanStateError
+from plan07.plan import driver
 
 
 @pytest.mark.parametrize(("validation", "kind"), [

@@ -1,5 +1,5 @@
-"""Warm checks (plan07.warmcheck): from a process's second check of the default pytest command on,
-the check is a child forked from a server that imported pytest once. It must be what a fresh
+"""Warm checks (plan07.gate.warmcheck): from a process's second check of the default pytest command
+on, the check is a child forked from a server that imported pytest once. It must be what a fresh
 `python -m pytest` process was (path, argv, environment, modules, fds, session), give the same
 outcomes and output, die on timeout and with plan07, and never be used where it could differ
 (the first check, a relative PYTHONPATH, a server holding the repo's own modules). Real pytest
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from plan07 import warmcheck
-from plan07.runner import Interpreter, run_tests
+from plan07.gate.runner import Interpreter, run_tests
+from plan07.gate.testcommand import TestCommand
+from plan07.gate import warmcheck
 from plan07.sandbox import check_env
-from plan07.testcommand import TestCommand
 
 OWN = Interpreter(sys.executable, "plan07")
 
@@ -193,9 +193,9 @@ def test_killing_plan07_kills_its_warm_check_and_the_server(tmp_path: Path) -> N
     code = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from plan07 import warmcheck
-        from plan07.runner import Interpreter, run_tests
-        from plan07.testcommand import TestCommand
+        from plan07.gate import warmcheck
+        from plan07.gate.runner import Interpreter, run_tests
+        from plan07.gate.testcommand import TestCommand
         own, repo, env = Interpreter(sys.executable, "plan07"), Path({str(repo)!r}), {_env(
             WARM_PIDS=str(pids))!r}
         run_tests(TestCommand(), own, repo, ["tests/test_ok.py"], timeout=60, env=env)

@@ -39,11 +39,11 @@ def _cpu(fn: Callable[[], object], runs: int) -> float:
 
 def measure(name: str, repo: Path, cache: Path, runs: int) -> tuple[int, float, float]:
     """(evidence edges, neighbourhood CPU s, plain scan CPU s) for one checkout."""
-    from plan07.canonicalize import canonicalize
-    from plan07.decompose import decompose
+    from plan07.decompose import make_client
+    from plan07.decompose.call import decompose
     from plan07.evidence import neighbourhood
     from plan07.evidence.graph import reach
-    from plan07.llm import make_client
+    from plan07.request.canonicalize import canonicalize
 
     ev = common.evidence(name, repo, cache)
     dec = decompose(canonicalize(common.request_text(name)), ev, make_client("builtin"))

@@ -44,14 +44,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 STAGES = [  # (module, function): whichever exist in this version of plan07
-    ("plan07.canonicalize", "canonicalize"),
-    ("plan07.decompose", "decompose"),
-    ("plan07.obliggraph", "derive_order"),
+    ("plan07.request.canonicalize", "canonicalize"),
+    ("plan07.decompose.call", "decompose"),
+    ("plan07.order.derive", "derive_order"),
     ("plan07.evidence", "neighbourhood"),
-    ("plan07.state", "prepare"),
-    ("plan07.state", "write"),
-    ("plan07.checkpoint", "record"),  # before the records module
-    ("plan07.records", "record"),
+    ("plan07.store.state", "prepare"),
+    ("plan07.store.state", "write"),
+    ("plan07.store.checkpoint", "record"),  # before the records module
+    ("plan07.store.records", "record"),
 ]
 
 
@@ -82,8 +82,8 @@ def one(name: str, repo: Path, cache: Path, work: Path) -> dict[str, Any]:
     ev = common.evidence(name, repo, cache)
     times: dict[str, float] = {}
     _wrap(times)
-    from plan07 import records, state
     from plan07.api import Planner
+    from plan07.store import records, state
 
     state_dir = work / f"state-{name}"
     subprocess.run(["git", "-C", str(repo), "for-each-ref", "--format=%(refname)",

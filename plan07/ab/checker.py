@@ -51,7 +51,7 @@ class CheckResult:
         return {t for t in good if t in self.failed or (t not in self.passed and errored(t))}
 
     def satisfies(self, validation: str) -> bool:
-        """Does this state pass a validation string (same grammar as plan07.validate)?"""
+        """Does this state pass a validation string (same grammar as plan07.gate.grammar)?"""
         v = validation.strip()
         if v == "compile":
             return self.build_ok

@@ -116,7 +116,7 @@ def plan07(view: DriverView, files: list[str], repo: Path, failure: str | None =
     if typed:
         head = f"## obligation\n{view_text(view)}\n"
         if view.failure_digest:
-            failure = None  # the typed view carries it (plan07.retry's digest)
+            failure = None  # the typed view carries it (plan07.plan.retry's digest)
     else:
         head = (f"## request\n{request}\n## step\n{view.obligation} {view.target_entity}, "
                 f"then check {view.required_validation}\n")

@@ -148,8 +148,8 @@ def parse_edits(text: str) -> list[Edit]:
 
 class OpenAIExecutor:
     """A real model behind any OpenAI-compatible chat-completions endpoint (the official SDK,
-    imported lazily). Base URL and key: PLAN07_LLM_BASE_URL / PLAN07_LLM_API_KEY (as plan07.llm).
-    Tokens are the API's usage; temperature 0."""
+    imported lazily). Base URL and key: PLAN07_LLM_BASE_URL / PLAN07_LLM_API_KEY (as
+    plan07.decompose). Tokens are the API's usage; temperature 0."""
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  max_tokens: int = 4096) -> None:

@@ -35,7 +35,7 @@ from plan07.ab.executors import Executor
 from plan07.ab.run import Ablation, RunResult, Session
 from plan07.ab.tasks import GoldStep, Task
 from plan07.ab.tokens import count_tokens, other_tokens
-from plan07.llm.scripted import ScriptedClient
+from plan07.decompose.scripted import ScriptedClient
 from plan07.model import DriverView, Evidence, Obligation, Usage
 from plan07.vocab import covers, dotted_test
 
@@ -48,7 +48,7 @@ def gold_decomposer(obligations: Sequence[Obligation],
     (the same list the static chain runs); a scoped re-invocation returns the subgraph it was
     given, unchanged (the decomposition was right, the edit was wrong). Usage is counted with
     the harness tokenizer (plan07.ab.tokens), so planning calls cost tokens like any other."""
-    from plan07.llm import Completion
+    from plan07.decompose import Completion
 
     plan = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
 
@@ -155,7 +155,7 @@ class _Drive:
             if any(s.executed[o] > s.bound for o in oids):
                 return False
             done = [a for o, a in self.applied if o == key]
-            if done:  # a complete node handed out again (plan07.retry re-opened it): its step
+            if done:  # a complete node handed out again (plan07.plan.retry re-opened it): its step
                 for applied in reversed(done):  # is redone from where it started, as the
                     revert_all(s.repo, applied)  # static chain redoes its steps
                 self.applied = [(o, a) for o, a in self.applied if o != key]
@@ -190,11 +190,11 @@ class _Drive:
         """The view the executor reads. Gate off hands the planner `compile` checks, which
         would also change what the prompt says (check, required validation, the criteria the
         node serves); in isolation only the gate goes, so the executor reads the view of the
-        node with its real validation (a merged node: its members' joined as plan07.schedule
+        node with its real validation (a merged node: its members' joined as plan07.plan.schedule
         joins them). A node with no task obligation (a revision's) is shown as it is."""
         if self.ab.gate:
             return view
-        from plan07 import driver
+        from plan07.plan import driver
 
         real = {o.id: o.validation for o in self.s.task.obligations}
         node = next((n for n in p.artifact.nodes if n.id == view.node_id), None)
@@ -212,7 +212,7 @@ class _Drive:
         """§3.6: the node passed its gate, yet tests that passed before now fail: consumers the
         plan did not foresee. Fed to the planner as impact feedback (revision trigger), as
         edges the plan can read (`feedback_edges`); what it cannot is said in the note."""
-        from plan07 import artifact as A
+        from plan07.plan import artifact as A
 
         art = p.artifact
         edges, left = feedback_edges(changed_entities(art, view.node_id),
@@ -234,8 +234,8 @@ class _Drive:
         plan targets (an obligation the decomposition missed): fed as impact feedback. Only
         edges the edit's observed change follows (plan07.ab.observed.reaches): recon lists
         every potential consumer, not the ones this change reaches."""
-        from plan07 import artifact as A
         from plan07.ab.observed import reaches
+        from plan07.plan import artifact as A
 
         art = p.artifact
         targets = [o.target_entity for o in A.obligations_of(art)]
@@ -272,7 +272,7 @@ def observed_changes(repo: Path, applied: Sequence[Applied]) -> list[Any]:
 def changed_entities(art: Any, node_id: str) -> list[str]:
     """The entities node `node_id` changes: its target, or each member's of a merged node (whose
     own `target_entity` joins them with " + ", which names no entity)."""
-    from plan07 import artifact as A
+    from plan07.plan import artifact as A
 
     node = next(n for n in art.nodes if n.id == node_id)
     if not node.cycle_collapsed:
@@ -319,8 +319,8 @@ def feedback_edges(srcs: Sequence[str], targets: Sequence[str], known: set[str],
 
 def _digest(verdict: Any, repo: Path) -> str:
     """The one line (<= 160 chars) a retry carries: the planner's own digest of the failure
-    (plan07.retry), the same size as the baselines' one-line failure."""
-    from plan07.retry import digest, parse
+    (plan07.plan.retry), the same size as the baselines' one-line failure."""
+    from plan07.plan.retry import digest, parse
 
     return digest(verdict.check, parse(verdict.output_tail, repo=str(repo.resolve())),
                   verdict.output_tail)
@@ -348,8 +348,8 @@ def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bo
 
 def _deferred_checks(task: Task, s: Session, d: _Drive, evidence: Evidence) -> RunResult:
     """Gate off: the real checks run only at the end; a failure re-plans the failed nodes and
-    their true dependents (plan07.replan.affected_subgraph) as a new plan."""
-    from plan07.replan import affected_subgraph
+    their true dependents (plan07.plan.replan.affected_subgraph) as a new plan."""
+    from plan07.plan.replan import affected_subgraph
 
     nodes = [o for o in task.obligations]
     edges = [(dep, o.id) for o in nodes for dep in o.dependencies]

@@ -12,7 +12,7 @@ from importlib import import_module
 
 import typer
 
-from plan07 import console
+from plan07.cli import console
 
 HELP = "Plan a coding request into typed obligations, ordered by Datalog rules, driven one by one."
 
@@ -47,14 +47,14 @@ for _name in COMMAND_MODULES:
     import_module(_name).register(app)
 
 
-_Redacting = console.Redacting  # the typer-free pieces the fast path shares (plan07.console)
+_Redacting = console.Redacting  # the typer-free pieces the fast path shares (plan07.cli.console)
 _error_line = console.error_line
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turn every error into one line on stderr and an exit code.
     Every line printed is redacted (plan07.sandbox) and an error line is cut to
-    caps.ERROR_MAX_CHARS (plan07.console.guarded)."""
+    caps.ERROR_MAX_CHARS (plan07.cli.console.guarded)."""
     return console.guarded(lambda: _main(argv))
 
 

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from plan07.console import open_planner as open_planner  # shared with the fast path
-from plan07.console import print_json as print_json
-from plan07.console import to_jsonable as to_jsonable
+from plan07.cli.console import open_planner as open_planner  # shared with the fast path
+from plan07.cli.console import print_json as print_json
+from plan07.cli.console import to_jsonable as to_jsonable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,7 +29,7 @@ def next_data(planner: Planner, view: DriverView | None) -> dict[str, Any]:
     if view is None:
         blockers = planner.termination_blockers()
         return {"node_id": None, "can_terminate": not blockers, "termination_blockers": blockers}
-    from plan07.driver import as_data
+    from plan07.plan.driver import as_data
 
     return as_data(view)
 
@@ -38,7 +38,7 @@ def read_text(path: str, *, what: str) -> str:
     """Read FILE or '-' (stdin) as text, with an error naming the file."""
     if path == "-":
         return sys.stdin.read()
-    from plan07.boundedio import read_text as read_bounded
+    from plan07.store.boundedio import read_text as read_bounded
 
     return read_bounded(path, what=what)
 

@@ -1,4 +1,5 @@
-"""`plan07 demo`: the whole loop, offline, on the bundled example (plan07.demo). I/O only."""
+"""`plan07 demo`: the whole loop, offline, on the bundled example (plan07.cli.demo_run).
+I/O only."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def demo(
     Plan it, drive every obligation with the scripted edits, run the real tests at each
     checkpoint, explain one edge, print the audit.
     """
-    from plan07.demo import EXAMPLE
+    from plan07.cli.demo_run import EXAMPLE
 
     if not (EXAMPLE / "request.md").is_file():
         raise InputError("the bundled example is missing; run from a source checkout",
@@ -31,7 +32,7 @@ def demo(
     if importlib.util.find_spec("pytest") is None:
         raise InputError("the demo runs the example's real tests and needs pytest; install it "
                          "with `pip install -e '.[test]'`", field="pytest")
-    from plan07 import demo as lib
+    from plan07.cli import demo_run as lib
 
     work = keep or Path(tempfile.mkdtemp(prefix="plan07-demo-"))
     with lib.demo_env():

@@ -1,4 +1,4 @@
-"""`plan07 mcp`: serve plan07's verbs as MCP tools over stdio (plan07.mcp_server). The MCP SDK is
+"""`plan07 mcp`: serve plan07's verbs as MCP tools over stdio (plan07.mcp.server). The MCP SDK is
 an optional extra (`pip install 'plan07[mcp]'`), imported only when this command runs, so every
 other command starts without it."""
 
@@ -22,7 +22,7 @@ def mcp() -> None:
     try:
         from mcp.server.mcpserver import MCPServer  # noqa: F401 - the v2 API, or the error below
 
-        from plan07.mcp_server import serve
+        from plan07.mcp.server import serve
     except ImportError as exc:
         from importlib.metadata import version
 

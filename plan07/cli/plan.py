@@ -53,7 +53,7 @@ def plan(
     The repo's interpreter and test command are fixed here, and the plan's tests run once on the
     unchanged repo (the CP0 baseline: failures already there are never blamed on a node)."""
     from plan07.api import Planner
-    from plan07.status import rows
+    from plan07.plan.status import rows
 
     request = read_text(file, what="request")
     task = read_text(task_file, what="task") if task_file else None
@@ -68,7 +68,7 @@ def plan(
     art = planner.artifact
     gate = art.gate
     if gate is not None and gate.python_source == "plan07":
-        from plan07.runner import Interpreter
+        from plan07.gate.runner import Interpreter
 
         typer.echo(Interpreter(gate.python, "plan07").warning(), err=True)
     if as_json:
@@ -137,7 +137,7 @@ def complete(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the node's validation; pass -> complete and advance; fail -> exit 1."""
-    from plan07 import console  # the console script's fast path prints through it too
+    from plan07.cli import console  # the console script's fast path prints through it too
 
     rc = console.complete(node_id, state, timeout, as_json)
     if rc:

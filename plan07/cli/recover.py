@@ -21,7 +21,7 @@ def feedback(
     Only the touched neighbourhood's edges are re-walked through the rules. Prints one line per
     revision."""
     from plan07.api import Planner
-    from plan07.schema import load
+    from plan07.store.schema import load
 
     fb = load("feedback", file)
     revisions = Planner.open(state).feedback(fb)  # checks fb against the plan before any write

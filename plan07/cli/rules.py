@@ -1,5 +1,5 @@
 """`plan07 order`, `plan07 explain`, `plan07 rules test|lint`: the rules seen from the command
-line. A thin skin over plan07.obliggraph and plan07.engine (I/O only)."""
+line. A thin skin over plan07.order.derive and plan07.engine (I/O only)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def order(
 ) -> None:
     """The rules alone: derived edges {from, to, rule} and the violations (§3.2)."""
     from plan07.model import Evidence
-    from plan07.obliggraph import derive_order, load_evidence_file, load_obligations
+    from plan07.order.derive import derive_order, load_evidence_file, load_obligations
 
     obs = load_obligations(obligations)
     ev = load_evidence_file(evidence) if evidence else Evidence()
@@ -42,10 +42,10 @@ def order(
 
 
 def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str, Any]:
-    from plan07 import schema
-    from plan07.artifact import obligations_of
-    from plan07.obliggraph import load_evidence_file
-    from plan07.state import evidence_of
+    from plan07.order.derive import load_evidence_file
+    from plan07.plan.artifact import obligations_of
+    from plan07.store import schema
+    from plan07.store.state import evidence_of
 
     plan_path = state / "plan.json"
     if not plan_path.exists():
@@ -75,8 +75,8 @@ def explain(
     """Why the edge SRC -> DST exists (proof tree), or why not (exit 1)."""
     from plan07.engine.provenance import render
     from plan07.model import Evidence
-    from plan07.obliggraph import explain as explain_edge
-    from plan07.obliggraph import explain_violation, load_evidence_file, load_obligations
+    from plan07.order.derive import explain as explain_edge
+    from plan07.order.derive import explain_violation, load_evidence_file, load_obligations
 
     if violation is None and dst is None:
         raise InputError("explain an edge needs SRC and DST (or --violation KIND)", field="DST")
@@ -90,7 +90,7 @@ def explain(
             ev = load_evidence_file(evidence) if evidence else Evidence()
             eng = engine or "pydatalog"
         else:
-            from plan07.state import state_dir
+            from plan07.store.state import state_dir
 
             obs, ev, plan_engine, given = _from_state(state_dir(state), evidence)
             eng = engine or plan_engine

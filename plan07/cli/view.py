@@ -1,5 +1,5 @@
 """`plan07 status|show|audit`: a persisted plan seen from the command line. A thin skin over
-plan07.status, plan07.render and plan07.state (I/O only)."""
+plan07.plan.status, plan07.cli.render and plan07.store.state (I/O only)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from plan07.errors import InputError
 def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The plan as a table: id, verb, target, state, deps (* marks the handed-out node), then the
     acceptance criteria. Exit 1 when nothing is left to hand out and the plan cannot terminate."""
-    from plan07.status import report
+    from plan07.plan.status import report
 
     art = open_planner(state).artifact
     data = report(art)
@@ -57,14 +57,14 @@ def show(
     if as_json or fmt == "json":
         print_json(dag)
     else:
-        from plan07.render import dot, mermaid
+        from plan07.cli.render import dot, mermaid
 
         typer.echo(mermaid(dag) if fmt == "mermaid" else dot(dag), nl=False)
 
 
 def audit(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Every audit row (spilled ones included): one per state transition, edits linked."""
-    from plan07 import state as st
+    from plan07.store import state as st
 
     planner = open_planner(state)
     art = planner.artifact

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from plan07.boundedio import read_bytes
 from plan07.engine import cache
 from plan07.engine.ir import Facts, Program
 from plan07.errors import InputError, RuleError
+from plan07.store.boundedio import read_bytes
 
 ENGINES = ("pydatalog", "clingo")
 # rules/ordering.dl at the top of the source tree (editable installs, the repo's own tests); a

@@ -1,11 +1,11 @@
 """The parsed-program cache: a rule file parsed and stratified once per content, not once per
-process. I/O (the `rules/` kind of plan07.diskcache: pickles in the user's cache directory).
+process. I/O (the `rules/` kind of plan07.store.diskcache: pickles in the user's cache directory).
 
 Parsing rules/ordering.dl costs a lark import, a grammar build and a parse (~60 ms); unpickling
 the parsed Program costs well under a millisecond. The key is the SHA-256 of the file's bytes,
 its path (error messages name it) and a digest of the engine modules that define and build the
 IR, so an edited rule file or a changed parser never reads a stale entry. Where the directory
-is, what makes an entry a miss, and `PLAN07_CACHE_DIR=off`: plan07.diskcache.
+is, what makes an entry a miss, and `PLAN07_CACHE_DIR=off`: plan07.store.diskcache.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from plan07 import diskcache
 from plan07.engine.ir import Program
+from plan07.store import diskcache
 
 KIND = "rules"
 _CODE_FILES = ("ir.py", "parser.py", "strata.py", "cache.py")

@@ -75,7 +75,7 @@ def case_facts(case: Case) -> Facts:
     """The input facts of a case."""
     if (case.path / "obligations.json").exists():
         from plan07.model import Evidence
-        from plan07.obliggraph import load_evidence_file, load_obligations, prepare_facts
+        from plan07.order.derive import load_evidence_file, load_obligations, prepare_facts
 
         obligations = load_obligations(case.path / "obligations.json")
         ev_path = case.path / "evidence.json"

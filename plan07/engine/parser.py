@@ -141,7 +141,7 @@ def _annotations(text: str) -> _Annotations:
 
 def parse_file(path: str | Path) -> Program:
     p = Path(path)
-    from plan07.boundedio import read_text
+    from plan07.store.boundedio import read_text
 
     try:
         text = read_text(p, what="rule file")

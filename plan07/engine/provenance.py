@@ -21,7 +21,7 @@ from plan07.engine.naive import (
     match,
     ordered_body,
 )
-from plan07.proof import Proof, ProofNode
+from plan07.model.proof import Proof, ProofNode
 
 Sources = Mapping[Key, list[str]]
 

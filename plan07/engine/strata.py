@@ -6,9 +6,9 @@ wrong); it is a RuleError naming the cycle.
 
 from __future__ import annotations
 
+from plan07.engine.graphs import sccs
 from plan07.engine.ir import Program, Rule
 from plan07.errors import RuleError
-from plan07.graphs import sccs
 
 
 def dependencies(program: Program) -> dict[str, set[tuple[str, bool]]]:

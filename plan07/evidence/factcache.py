@@ -1,12 +1,12 @@
 """Recon facts cached per file content: a file recon has read before, unchanged, is not parsed
-again. I/O (the `recon/` kind of plan07.diskcache).
+again. I/O (the `recon/` kind of plan07.store.diskcache).
 
 The key is the SHA-256 of the file's bytes, its path in the repository (the module name comes
 from it) and a digest of the modules that turn a source into ModuleFacts, so an edited file, a
 moved file or a changed parser is a miss. Entries are shared by every checkout: two commits of
 a repository mostly hold the same files. Where the directory is, what makes an entry a miss, and
-`PLAN07_CACHE_DIR=off`: plan07.diskcache. Entries are never pruned; the directory may be deleted
-at any time.
+`PLAN07_CACHE_DIR=off`: plan07.store.diskcache. Entries are never pruned; the directory may be
+deleted at any time.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from plan07 import diskcache
 from plan07.evidence.facts import ModuleFacts
+from plan07.store import diskcache
 
 KIND = "recon"
 _CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/body.py", "evidence/syntax.py",

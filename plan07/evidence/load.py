@@ -26,12 +26,12 @@ def load_evidence(path: str | Path) -> Evidence:
     """An Evidence bundle from a `.json` file (or '-', stdin) or a SQLite recon.db (by content)."""
     p = Path(path)
     if str(path) != "-":
-        from plan07.boundedio import require_regular
+        from plan07.store.boundedio import require_regular
 
         require_regular(p, what="evidence")  # a FIFO would block the SQLite sniff below
     if str(path) != "-" and is_sqlite(p):
         return read_db(p)
-    from plan07.schema import read_json
+    from plan07.store.schema import read_json
 
     return parse_bundle(read_json(path, what="evidence"), source=str(path))
 
@@ -64,7 +64,7 @@ def parse_bundle(data: Any, *, source: str | None = None) -> Evidence:
     try:
         evidence = Evidence.model_validate(data, strict=True)
     except ValidationError:
-        from plan07.schema import parse
+        from plan07.store.schema import parse
 
         evidence = parse("evidence", data, source=source)
     check_endpoints(evidence, source=source)

@@ -17,11 +17,11 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel
 
-from plan07.bundle import NodeKind
 from plan07.caps import ENTITY_MAX_CHARS, FIELD_MAX_CHARS
 from plan07.evidence.facts import CallRef, Chain, ModuleFacts
 from plan07.evidence.index import ASK, CALLABLE_KINDS, CLASSLIKE, Answers, Index
 from plan07.model import ReconEdge, ReconNode
+from plan07.model.evidence import NodeKind
 
 CONFIG_SUFFIXES = ("Config", "Settings", "Options", "Conf")
 SCHEMA_BASES = {  # external bases that make a class a schema type (resolved dotted names)

@@ -1,0 +1,441 @@
+"""The offline `builtin` decomposer: obligations derived from the requirement and the evidence by
+fixed rules, no model. Pure and deterministic. It occupies the §4 L slot (design.md), answering
+the same prompt a model would (plan07.decompose.builtin_client). The roles go to the rules as data,
+beside the text (`derive_with_roles`, docs/rules.md "Role facts"): what each step is (a widen is
+`compatible`), and what the request's text it cites and the test it checks say.
+
+The rules in order (the table: docs/decompose.md): localized entities -> modify (a sig_change
+source is a widen); impacted consumers of a modified entity -> modify depending on it (rebind; not,
+for a compatible change, a caller guessed by name); a default criterion or a default_change edge ->
+preserve of the old default before what relies on the new one, and the old-default test re-run;
+criteria naming tests -> validate (after the modify that defines a test that does not exist yet,
+defined early); other unanchored criteria -> a derived test, defined then validated; constraints ->
+preserve; a last `compile` validate; lower-ranked candidates -> `alternative` modifies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from plan07 import caps
+from plan07.decompose.evidence_index import (
+    BY_NAME_RELATION,
+    REBIND_CAUSES,
+    EvidenceIndex,
+    best_tests,
+    cut,
+    edge_line,
+    mentioned,
+    named,
+    slug,
+    words,
+)
+from plan07.model import Evidence, Localization, Obligation, RoleWord
+from plan07.order.derive import KEYWORDS
+from plan07.vocab import NODE_ID_IN_TEXT
+
+DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
+# What the request says of the interface (design.md "compatible vs breaking"): a change to a
+# signature is planned as one only when the request speaks of one; a body-only fix (most bug
+# reports) modifies the located entity and leaves its callers alone.
+SIGNATURE_WORDS = re.compile(
+    r"\b(?:param(?:eter)?s?|argument|args?|kwargs?|keyword|signature|flags?|options?|"
+    r"positional|no longer takes?|takes? (?:a|an|the|no)\b|accepts? (?:a|an|the)\b|"
+    r"rename[sd]?|gains?)\b", re.I)
+BREAKING_WORDS = re.compile(
+    r"\b(?:drop(?:s|ped)?|remov(?:e|es|ed)|delet(?:e|es|ed)|renam(?:e|es|ed)|required|"
+    r"mandatory|positional|no longer takes?)\b", re.I)
+
+
+@dataclass
+class _Draft:
+    """An obligation before ids are given: `deps` are draft keys."""
+
+    verb: str
+    target: str
+    why: list[str]
+    evidence: str
+    validation: str
+    deps: list[str] = field(default_factory=list)
+    alternative: bool = False
+    says: set[RoleWord] = field(default_factory=set)  # role words by what the draft is
+    cites: list[str] = field(default_factory=list)  # the request's text it cites
+
+
+@dataclass
+class _Derivation:
+    """The state the steps of `derive` share."""
+
+    ix: EvidenceIndex
+    evidence: Evidence
+    goal: str
+    criteria: list[str]
+    constraints: list[str]
+    interface: str = "body"  # "body" | "compatible" | "breaking": what the request implies
+    ranked: list[Localization] = field(default_factory=list)
+    primary: list[Localization] = field(default_factory=list)
+    named: set[str] = field(default_factory=set)  # primaries the request names, not localized
+    mods: dict[str, _Draft] = field(default_factory=dict)  # entity -> its modify
+    order: list[str] = field(default_factory=list)  # modified entities, primaries first
+    widened: list[str] = field(default_factory=list)
+    extra: dict[str, _Draft] = field(default_factory=dict)  # preserve_default, recheck
+    defines: dict[str, _Draft] = field(default_factory=dict)  # test id -> its defining modify
+    validates: dict[str, _Draft] = field(default_factory=dict)
+    preserves: list[_Draft] = field(default_factory=list)
+
+    @property
+    def top(self) -> float:
+        return self.ranked[0].score if self.ranked else 0.0
+
+
+def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
+    """The builtin decomposition of `requirement` over `evidence` (see the module docstring)."""
+    return derive_with_roles(requirement, evidence)[0]
+
+
+def derive_with_roles(requirement: dict[str, Any], evidence: Evidence
+                      ) -> tuple[list[Obligation], dict[str, list[RoleWord]]]:
+    """`derive`, with each obligation's role words (docs/rules.md "Role facts"): the rules read
+    these, not the obligations' prose."""
+    d = _Derivation(EvidenceIndex(evidence), evidence, str(requirement.get("goal", "")),
+                    [str(c) for c in requirement.get("acceptance_criteria", [])],
+                    [str(c) for c in requirement.get("constraints", [])])
+    d.interface = interface_change(" ".join([d.goal, *d.criteria]))  # not "no breaking change"
+    _targets(d)
+    _modifies(d)
+    _criteria(d)
+    _constraints(d)
+    obligations = _number(_assemble(d))
+    return [o for o, _ in obligations], {o.id: w for o, w in obligations}
+
+
+def interface_change(text: str) -> str:
+    """What the request implies for the changed entities' signatures: "breaking" (a parameter
+    dropped, renamed, made required: widen, then rebind the consumers, onward through theirs),
+    "compatible" (one added, a flag gained: widen, then rebind its direct consumers, design.md
+    "a compatible change lands before its consumers' rebinds"), else "body" (no widen, no
+    rebind)."""
+    if not SIGNATURE_WORDS.search(text):
+        return "body"
+    return "breaking" if BREAKING_WORDS.search(text) else "compatible"
+
+
+def _targets(d: _Derivation) -> None:
+    """05 localization: the candidates the request names, and the top-ranked ones the ranker puts
+    above all of them (score >= ratio x top), at most BUILTIN_MAX_PRIMARY of the latter."""
+    text = " ".join([d.goal, *d.criteria])
+    d.ranked = sorted(d.evidence.localization, key=lambda x: (-x.score, x.entity))
+    # a name the text writes as code (backticked, dotted) is a target; a plain word that
+    # happens to be an entity's name ("session", "name", "text") is only a ranked candidate
+    written = mentioned(text)
+    code = {r for r in map(d.ix.resolve, written) if r}
+    ratio = caps.BUILTIN_PRIMARY_SCORE_RATIO
+    names = [x for x in d.ranked
+             if x.entity in code or any(named(m, x.entity) for m in written)]
+    bar = max((x.score for x in names), default=-1.0)
+    strong = [x for x in d.ranked if x.score >= ratio * d.top
+              and x.score > bar and x not in names][: caps.BUILTIN_MAX_PRIMARY]
+    d.primary = [x for x in d.ranked if x in names or x in strong]
+    # The entities the request names in code (backticked or dotted), resolved against recon:
+    # seeds as if localized, so a bundle without localization still modifies what is asked.
+    ranked = {x.entity for x in d.ranked}
+    for e in dict.fromkeys(r for r in map(d.ix.resolve, mentioned(text)) if r):
+        if e not in ranked:
+            d.primary.append(Localization(entity=e, score=0.0))
+            d.named.add(e)
+    if not d.ranked:  # no localization: also the sources of the changes the impact DAG projects
+        srcs = sorted({i.src for i in d.evidence.impact.edges
+                       if i.cause in d.ix.breaking_causes})
+        d.primary += [Localization(entity=s, score=0.0) for s in srcs if s not in d.named]
+
+
+def _modifies(d: _Derivation) -> None:
+    """Modifies: the primary targets, then the consumers the impact DAG says must follow (§3.2).
+    A primary's consumers by any rebind cause; past them only a breaking cause propagates (a
+    rebind keeps its own signature, but the rules flag a sig_change consumer left unplanned)."""
+    ix = d.ix
+    for loc in d.primary:
+        d.mods[loc.entity] = _Draft("modify", loc.entity, [],
+                                    f"03 recon {loc.entity}: named by the requirement"
+                                    if loc.entity in d.named else
+                                    f"05 localization {loc.entity} score {loc.score:.2f}", "")
+        d.order.append(loc.entity)
+    first, queue = set(d.order), list(d.order)
+    deps: dict[str, list[str]] = defaultdict(list)
+    if d.interface == "body":
+        queue = []  # a body fix changes no signature: its callers are not touched
+    while queue:
+        src = queue.pop(0)
+        causes = REBIND_CAUSES if src in first else ix.breaking_causes
+        for i in ix.out.get(src, []):
+            if (i.cause not in causes or not ix.consumer(i.dst) or i.dst == src
+                    or d.interface == "compatible" and i.relation == BY_NAME_RELATION):
+                continue
+            if i.dst not in d.mods:
+                d.mods[i.dst] = _Draft("modify", i.dst, [], edge_line(i), "")
+                d.order.append(i.dst)
+                if d.interface == "breaking":  # a compatible widening stops at its callers
+                    queue.append(i.dst)
+            if src not in deps[i.dst]:
+                deps[i.dst].append(src)
+                d.mods[i.dst].why.append(f"06 {i.cause}: consumer of {src}, rebind it to the "
+                                         f"new form after {src} is widened")
+    for b in d.order:  # §3.2 "shared types precede consumers": B uses A (recon) -> A first
+        for a in d.order:
+            if a != b and a not in deps[b] and b not in deps[a] and ix.uses(b, a):
+                deps[b].append(a)
+                d.mods[b].why.append(f"03 recon: {b} uses {a}, so {a} changes first")
+    d.widened = [e for e in d.order if d.interface != "body"
+                 and any(i.cause in ix.breaking_causes for i in ix.out.get(e, []))]
+    for e in d.order:
+        m = d.mods[e]
+        if e in d.widened:
+            breaking = [i for i in ix.out[e] if i.cause in ix.breaking_causes]
+            m.why.append(f"06 sig_change on {e}: widen it (add the new parameter with a default, "
+                         "keep the old form) so its consumers keep working")
+            m.validation = ix.check([*(i.dst for i in breaking), e])
+            m.evidence = edge_line(breaking[0])
+            m.says.add("compatible")  # a widen keeps the old form
+        else:
+            m.validation = ix.check([e])
+        if e not in deps and not m.why:
+            m.why.append(f"requirement: {d.goal}")
+            m.cites.append(d.goal)
+        m.deps = [f"modify:{s}" for s in deps.get(e, [])]
+
+
+def _criteria(d: _Derivation) -> None:
+    """Criteria: cited by the modifies they name; a default one -> preserve of the old default;
+    a named test -> validate; an unanchored one -> a derived test (defined early, then run)."""
+    named_tests: list[tuple[int, str]] = []
+    derived: list[tuple[int, str]] = []
+    cites: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for n, c in enumerate(d.criteria, 1):
+        tests = NODE_ID_IN_TEXT.findall(c)
+        resolved = {d.ix.resolve(x) for x in mentioned(c)}
+        hit = [e for e in d.order if named(c, e) or e in resolved]
+        for e in hit:
+            cites[e].append((n, c))
+        if DEFAULT_WORDS.search(c) and d.order:
+            _preserve_default(d, n, c, tests)
+        elif tests:
+            named_tests += [(n, t) for t in tests]
+        elif not hit:
+            derived.append((n, c))
+    for e, cs in cites.items():
+        d.mods[e].why[:0] = [f"criterion {n}: {c}" for n, c in cs]
+        d.mods[e].cites[:0] = [c for _, c in cs]
+    also: dict[str, list[tuple[int, str]]] = defaultdict(list)  # a criterion a named test checks
+    for n, c in list(derived):
+        t = next((t for _, t in named_tests if words(t.split("::")[-1]) <= words(c)), None)
+        if t is not None:
+            also[t].append((n, c))
+            derived.remove((n, c))
+    first = {x.entity for x in d.primary}
+    if "preserve_default" not in d.extra and any(
+            i.cause == "default_change" and i.src in first for i in d.evidence.impact.edges):
+        _preserve_default(d, 0, "", [])
+    impl = [f"modify:{e}" for e in d.order] + _recheck(d)
+
+    test_file = d.ix.test_file(d.order, " ".join(c for _, c in derived))
+    wanted = named_tests + [(n, f"{test_file}::test_{slug(c)}") for n, c in derived]
+    for n, t in wanted:  # §3.2 "tests are defined early to anchor success"
+        if t not in d.ix.test_ids and t not in d.defines:
+            # Its check is the test itself: a test not written fails "not found", so the step
+            # cannot pass without defining it (an anchor added under a non-strict xfail marker
+            # counts as passing, docs/plan.md). `compile` would pass with no test written.
+            d.defines[t] = _Draft("modify", t, [f"criterion {n} names a test that does not "
+                                                "exist yet: define it early to anchor success "
+                                                "(§3.2)"],
+                                  f"03 recon: not in the repository; requirement criterion {n}",
+                                  t)
+    for n, t in wanted:
+        exercised = [f"modify:{e}" for e in d.order if t in d.ix.exercised.get(e, set())]
+        before = ([f"define:{t}"] if t in d.defines else []) + (exercised or impl)
+        said = [(n, d.criteria[n - 1]), *also.get(t, [])]
+        d.validates.setdefault(t, _Draft(
+            "validate", d.ix.test_entity(t, t), [f"criterion {m}: {c}" for m, c in said],
+            f"requirement criterion {n}", t, deps=before, cites=[c for _, c in said]))
+
+
+def _preserve_default(d: _Derivation, n: int, c: str, tests: list[str]) -> None:
+    """The preserve of the old default (§3.2 ladder rule 2), one per plan, after the modify that
+    introduces the new default. Its validation: the named test, else the existing tests the
+    default_change edges point at, else the existing tests nearby that speak of it."""
+    if "preserve_default" in d.extra:
+        if c:
+            d.extra["preserve_default"].why.insert(0, f"criterion {n}: {c}")
+            d.extra["preserve_default"].cites.insert(0, c)
+        return
+    edges = [i for i in d.evidence.impact.edges
+             if i.cause == "default_change" and i.src in d.order]
+    target = edges[0].src if edges else (d.widened or d.order)[0]
+    pinned = tests or sorted({d.ix.tests[i.dst] for i in edges if i.dst in d.ix.tests}
+                             | {i.dst for i in edges if "::" in i.dst})
+    if not pinned:
+        near = {t for e in [target, *d.order] for t in d.ix.exercised.get(e, ())}
+        pinned = best_tests(c or "old default", near)
+    why = [f"criterion {n}: {c}"] if c else []
+    why.append(f"preserve the old default of {target} before anything relies on the new default")
+    d.extra["preserve_default"] = _Draft(
+        "preserve", target, why, edge_line(edges[0]) if edges else f"requirement criterion {n}",
+        pinned[0] if len(pinned) == 1 else d.ix.check([target]), deps=[f"modify:{target}"],
+        says={"default", "old_default"}, cites=[c] if c else [])
+
+
+def _recheck(d: _Derivation) -> list[str]:
+    """What relies on the new default waits for the preserve; the old-default test re-runs once
+    those modifies landed (§3.2: preserve default -> old-default re-run -> new-default test)."""
+    pd = d.extra.get("preserve_default")
+    if pd is None:
+        return []
+    before = _ancestors(d.mods, pd.target)
+    rebinds = [f"modify:{e}" for e in d.order if e not in before and e not in d.widened]
+    for k in rebinds:
+        d.mods[k.split(":", 1)[1]].deps.append("preserve_default")
+    if not rebinds or not ("::" in pd.validation or pd.validation.startswith("pytest:")):
+        return []
+    d.extra["recheck"] = _Draft(
+        "validate", d.ix.test_entity(pd.validation, pd.target),
+        [f"the old-default test re-runs once the consumers are rebound ({pd.why[0]})"],
+        pd.evidence, pd.validation, deps=["preserve_default", *rebinds], says={"old_default"},
+        cites=pd.cites[:1])
+    return ["recheck"]
+
+
+def _constraints(d: _Derivation) -> None:
+    """Constraints -> preserve of what they name (else the widened entity), checked once the
+    changes it guards have landed."""
+    for n, c in enumerate(d.constraints, 1):
+        hit = [e for e in d.order if named(c, e)] or d.widened or d.order[:1]
+        if not hit:
+            continue
+        t = hit[0]
+        guarded = [t, *[i.dst for i in d.ix.out.get(t, []) if i.dst in d.mods]]
+        d.preserves.append(_Draft("preserve", t, [f"constraint {n}: {c}"],
+                                  f"requirement constraint {n}", d.ix.check(guarded),
+                                  deps=[f"modify:{e}" for e in guarded if e in d.mods], cites=[c]))
+
+
+def _assemble(d: _Derivation) -> dict[str, _Draft]:
+    """Every draft in insertion order (the tie-break of the numbering), the final compile check
+    after every sink, and the alternatives."""
+    out: dict[str, _Draft] = {f"define:{t}": x for t, x in d.defines.items()}
+    out.update({f"modify:{e}": d.mods[e] for e in d.order})
+    out.update(d.extra)
+    out.update({f"validate:{t}": x for t, x in d.validates.items()})
+    out.update({f"preserve:{i}": x for i, x in enumerate(d.preserves)})
+    if out:
+        used = {k for x in out.values() for k in x.deps}
+        root = d.order[0].split(".")[0] if d.order else "repository"
+        out["compile"] = _Draft(
+            "validate", root, ["every step ends in a repository that compiles (§3.2: widen, "
+                               "rebind, then compile)"], "§3.2 ordering ladder", "compile",
+            deps=[k for k in out if k not in used])
+    # An alternative is a sibling of the main hypothesis: same verb, same predecessors, so the
+    # scheduler sees what it could substitute for (§3.3 P4). The main one is the top-scored
+    # primary with the most predecessors (among equal scores, the one that changes last), so a
+    # rule-derived edge into an alternative (it uses an earlier primary) keeps it in the group.
+    tops = [x.entity for x in d.primary if x.entity in d.mods and x.score == d.primary[0].score]
+    main = max(tops, key=lambda e: (len(d.mods[e].deps), -tops.index(e))) if tops else None
+    ratio = caps.BUILTIN_PRIMARY_SCORE_RATIO
+    for x in [x for x in d.ranked if x.entity not in d.mods][: caps.BUILTIN_MAX_ALTERNATIVES]:
+        rank = (f"lower-ranked candidate (score {x.score:.2f} < {ratio} x top {d.top:.2f})"
+                if x.score < ratio * d.top else
+                f"candidate the request does not name (score {x.score:.2f}, top {d.top:.2f})")
+        instead = f" for {main}" if main else ""
+        out[f"alt:{x.entity}"] = _Draft(
+            "modify", x.entity, [f"05 localization: {rank}; substitute{instead} only if the main "
+                                 "hypothesis is falsified"],
+            f"05 localization {x.entity} score {x.score:.2f}", d.ix.check([x.entity]),
+            deps=list(d.mods[main].deps) if main else [], alternative=True)
+    return out
+
+
+def _ancestors(mods: dict[str, _Draft], target: str) -> set[str]:
+    """The entities whose modify must come before `target`'s (transitively), `target` included."""
+    seen, stack = {target}, [target]
+    while stack:
+        for k in mods[stack.pop()].deps:
+            e = k.split(":", 1)[1]
+            if k.startswith("modify:") and e in mods and e not in seen:
+                seen.add(e)
+                stack.append(e)
+    return seen
+
+
+def _number(drafts: dict[str, _Draft]) -> list[tuple[Obligation, list[RoleWord]]]:
+    """Ids O1..On in a topological order of the declared dependencies, ties by insertion order
+    (so the ids read as the schedule); dependencies capped at MAX_DEPENDENCIES (the nearest)."""
+    keys = list(drafts)
+    pos = {k: i for i, k in enumerate(keys)}
+    indeg = {k: len([x for x in drafts[k].deps if x in drafts]) for k in keys}
+    users: dict[str, list[str]] = defaultdict(list)
+    for k in keys:
+        for x in drafts[k].deps:
+            if x in drafts:
+                users[x].append(k)
+    done: list[str] = []
+    ready = sorted((k for k in keys if indeg[k] == 0), key=pos.__getitem__)
+    while len(done) < len(keys):
+        if not ready:  # a cycle: break it at the earliest remaining draft (the planner collapses)
+            ready = [min((k for k in keys if k not in done), key=pos.__getitem__)]
+        k = ready.pop(0)
+        if k in done:
+            continue
+        done.append(k)
+        for u in users[k]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                ready.append(u)
+        ready.sort(key=pos.__getitem__)
+    _chain_fan_in(drafts, done)
+    ids = {k: f"O{i}" for i, k in enumerate(done, 1)}
+    out: list[tuple[Obligation, list[RoleWord]]] = []
+    for k in done:
+        draft = drafts[k]
+        dep_ids = sorted({ids[x] for x in draft.deps if x in ids and x != k},
+                         key=lambda s: int(s[1:]))
+        why = "; ".join(dict.fromkeys(draft.why))
+        if len(dep_ids) > caps.MAX_DEPENDENCIES:
+            why += f" (+{len(dep_ids) - caps.MAX_DEPENDENCIES} earlier predecessors via the rules)"
+            dep_ids = dep_ids[-caps.MAX_DEPENDENCIES:]
+        status = "alternative" if draft.alternative else ("blocked" if dep_ids else "ready")
+        check = cut(draft.validation, caps.FIELD_MAX_CHARS)
+        out.append((Obligation.model_validate({
+            "id": ids[k], "target_entity": draft.target, "obligation": draft.verb,
+            "caused_by": cut(why, caps.FIELD_MAX_CHARS), "dependencies": dep_ids,
+            "evidence": cut(draft.evidence, caps.EVIDENCE_MAX_CHARS), "status": status,
+            "validation": check}), _role_words(draft, check)))
+    return out
+
+
+def _role_words(draft: _Draft, check: str) -> list[RoleWord]:
+    """What the draft is (`says`), and what the request's text it cites and the test it checks
+    say in the rules' keywords (a test of a `custom` value relies on the new default)."""
+    read = [*draft.cites, check]
+    return sorted(draft.says | {w for w, rx in KEYWORDS.items() if any(map(rx.search, read))})
+
+
+def _chain_fan_in(drafts: dict[str, _Draft], done: list[str]) -> None:
+    """A node waiting on more than BUILTIN_MAX_FAN_IN drafts waits on the last of them, chained
+    in schedule order (each after the one before), so no node of the plan, the rules' derived
+    edges added, has more than MAX_DEPENDENCIES direct predecessors (§3.2 caps): the plan never
+    refuses the builtin's own decomposition. Edges only follow `done` (a topological order), so
+    chaining adds no cycle."""
+    at = {k: i for i, k in enumerate(done)}
+    for k in done:
+        deps = sorted({x for x in drafts[k].deps if x in drafts and x != k}, key=at.__getitem__)
+        if len(deps) <= caps.BUILTIN_MAX_FAN_IN:
+            continue
+        for a, b in zip(deps, deps[1:], strict=False):
+            if a not in drafts[b].deps and not drafts[b].alternative:
+                drafts[b].deps.append(a)
+                drafts[b].why.append(f"chained after {drafts[a].target} (fan-in cap of "
+                                     f"{drafts[k].target})")
+        drafts[k].deps = [deps[-1]]
+        drafts[k].why.append(f"its {len(deps)} predecessors run as a chain (BUILTIN_MAX_FAN_IN="
+                             f"{caps.BUILTIN_MAX_FAN_IN})")

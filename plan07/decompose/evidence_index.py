@@ -1,0 +1,233 @@
+"""Look-ups over an evidence bundle for the builtin decomposer: tests and what they exercise,
+impact edges by source, recon uses, module of an entity, the check that proves a change, and how a
+text names an entity. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from plan07 import caps
+from plan07.evidence.impact import RELATIONS
+from plan07.model import Evidence, ImpactEdge
+from plan07.vocab import covers, exercised_by, file_module, pytest_id
+
+REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
+# the impact relation of a may-call recon guessed from a method's name (docs/evidence.md): a
+# compatible widening leaves such a caller alone (if it is one, its tests show it)
+BY_NAME_RELATION = RELATIONS["by_name"][0]
+TEST_PATH = re.compile(r"(^|/)tests?(/|$)|(^|/)test_[^/]*$")
+_ARTICLES = {"a", "an", "the"}
+
+
+def is_test_file(file: str) -> bool:
+    """pytest's default test-file patterns and Django's `tests.py` (as recon reads them,
+    plan07.evidence.parse.is_test_file; repeated so the prompt needs no recon import)."""
+    base = file.rsplit("/", 1)[-1]
+    return base.startswith("test_") or base.endswith("_test.py") or base == "tests.py"
+
+
+def cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def edge_line(i: ImpactEdge) -> str:
+    """An impact edge as an obligation's `evidence` string."""
+    return cut(f"06 impact {i.src} -> {i.dst} {i.relation} {i.cause} {i.confidence:.2f}",
+               caps.EVIDENCE_MAX_CHARS)
+
+
+class EvidenceIndex:
+    """Look-ups over the evidence, built once per decomposition."""
+
+    def __init__(self, ev: Evidence) -> None:
+        from plan07.engine import constants
+
+        # the rules' own constants (docs/rules.md breaking_cause, consume_kind), not a copy
+        self.breaking_causes = constants("breaking_cause")
+        self.consume_kinds = constants("consume_kind")
+        self.nodes = {n.id: n for n in ev.recon.nodes}
+        self.tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
+        self.test_ids = set(self.tests.values())
+        self.exercised = exercised_by(ev)  # entity -> pytest ids
+        self.used: dict[str, set[str]] = defaultdict(set)  # entity -> what it consumes
+        for e in ev.recon.edges:
+            if e.kind in self.consume_kinds:
+                self.used[e.src].add(e.dst)
+        self._by_suffix: dict[str, set[str]] | None = None  # dotted suffix -> ids, lazily
+        self.out: dict[str, list[ImpactEdge]] = defaultdict(list)  # by src, strongest first
+        for i in sorted(ev.impact.edges, key=lambda i: (-i.confidence, i.dst)):
+            self.out[i.src].append(i)
+
+    def resolve(self, name: str) -> str | None:
+        """The recon node a dotted name in a request means: the exact id; else the one id
+        ending in `.name` (unique); else the longest id that is a dotted suffix of `name` (the
+        recon root was inside the package: `rich.table.Table` is node `table.Table`). Never a
+        test (criteria name tests by node id) and never a bare dunder."""
+        def ok(i: str) -> bool:
+            return not self.is_test(i)
+
+        if name in self.nodes:
+            return name if ok(name) else None
+        if self._by_suffix is None:
+            self._by_suffix = defaultdict(set)
+            for i in self.nodes:
+                parts = i.split(".")
+                for k in range(1, len(parts)):
+                    self._by_suffix[".".join(parts[k:])].add(i)
+        hits = sorted(i for i in self._by_suffix.get(name, ()) if ok(i))
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            return None  # ambiguous: not a seed
+        parts = name.split(".")
+        for k in range(1, len(parts)):
+            tail = ".".join(parts[k:])
+            if tail in self.nodes and ok(tail) and not (k == len(parts) - 1
+                                                        and tail.startswith("__")):
+                return tail
+        return None
+
+    def is_test(self, e: str) -> bool:
+        """A test, or anything inside a test module."""
+        n = self.nodes.get(e)
+        path = n.file if n is not None and n.file else e.replace(".", "/")
+        return e in self.tests or "::" in e or bool(TEST_PATH.search(path))
+
+    def consumer(self, e: str) -> bool:
+        """An entity a changed definition can break: not a test, not a module (an import of a
+        widened name keeps working)."""
+        n = self.nodes.get(e)
+        return not self.is_test(e) and not (n is not None and n.kind == "module")
+
+    def uses(self, b: str, a: str) -> bool:
+        """B (or a member of B) calls / imports / inherits / uses the type of / reads A."""
+        return any(a in self.used.get(x, ()) for x in self.used if covers(b, x))
+
+    def test_entity(self, test: str, default: str) -> str:
+        """The evidence's own id for the test `test` (a pytest id), else `default`."""
+        return next((k for k, v in self.tests.items() if v == test),
+                    test if "::" in test else default)
+
+    def module(self, e: str) -> str | None:
+        n = self.nodes.get(e)
+        mod = file_module(e, n.file) if n is not None else None
+        if mod is not None:
+            return mod
+        parts = e.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            m = ".".join(parts[:i])
+            if m in self.nodes and self.nodes[m].kind == "module":
+                return m
+        return None
+
+    def check(self, entities: list[str]) -> str:
+        """The validation for a change to `entities`: their existing tests (one node id, one
+        file, or the common folder), else an import of their module, else `compile`."""
+        tests = sorted({t for e in entities for t in self.exercised.get(e, ())})
+        if len(tests) == 1:
+            return tests[0]
+        if tests:
+            files = sorted({t.split("::")[0] for t in tests})
+            if len(files) == 1:
+                return f"pytest:{files[0]}"
+            common = files[0].rsplit("/", 1)[0] if "/" in files[0] else "."
+            return f"pytest:{common}" if all(f.startswith(common + "/") for f in files) else \
+                f"pytest:{files[0].split('/')[0]}"
+        mod = next((m for m in (self.module(e) for e in entities) if m), None)
+        return f"import:{mod}" if mod else "compile"
+
+    def test_file(self, order: list[str], text: str) -> str:
+        """Where a derived test goes: the test file of the changed entities whose name `text`
+        speaks of most (`test_config.py` for "configuration"), else the first one's."""
+        files = [f for e in order for f in sorted({t.split("::")[0]
+                                                   for t in self.exercised.get(e, ())})]
+        ws = words(text)
+
+        def score(f: str) -> int:
+            stems = {w for w in words(f.rsplit("/", 1)[-1][:-3]) if len(w) >= 4}
+            return sum(1 for w in ws if any(w.startswith(s) for s in stems))
+
+        if files:
+            return max(dict.fromkeys(files), key=lambda f: (score(f), -files.index(f)))
+        mod = next((m for m in (self.module(e) for e in order) if m), "module")
+        return self.new_test_file(mod.rsplit(".", 1)[-1])
+
+    def new_test_file(self, stem: str) -> str:
+        """Where a test of module `stem` goes in this repository's layout: its existing
+        `test_<stem>.py`; else, in a repo whose tests are one file, that file; else
+        `test_<stem>.py` in the folder most of its test files are in (`tests/`, `testing/`,
+        the root), never a name a folder already has (`tests/test_utils/` is a package)."""
+        test_files = sorted({t.split("::")[0] for t in self.test_ids} | {
+            n.file for n in self.nodes.values()
+            if n.kind == "module" and n.file and is_test_file(n.file)})
+        own = [f for f in test_files if f.rsplit("/", 1)[-1] == f"test_{stem}.py"]
+        if own:
+            return own[0]
+        if len(test_files) == 1:
+            return test_files[0]
+        dirs = [f.rsplit("/", 1)[0] if "/" in f else "" for f in test_files]
+        home = max(sorted(set(dirs)), key=dirs.count) if dirs else "tests"
+        folders = {n.file.rsplit("/", 1)[0] for n in self.nodes.values()
+                   if n.file and "/" in n.file}
+        name = f"test_{stem}"
+        while f"{home}/{name}".lstrip("/") in folders:
+            name += "_new"
+        return f"{home}/{name}.py".lstrip("/")
+
+
+def names(entity: str) -> set[str]:
+    """The names by which a text can name an entity: each dotted suffix (`SessionManager.load`,
+    `load`), the last part only when 3 chars or more."""
+    parts = [p for p in re.split(r"[.:/]+", entity) if p]
+    out = {".".join(parts[-k:]) for k in range(2, len(parts) + 1)}
+    return out | ({parts[-1]} if parts and len(parts[-1]) >= 3 else set())
+
+
+def named(text: str, entity: str) -> bool:
+    """`text` names `entity`, not inside a longer dotted name (`plan07.store.schema.parse` does not
+    name `decompose.parse`, `Sphinx.__init__` does not name `Sphinx`)."""
+    # not inside a hyphenated word ("keyword-only" does not name `only`) nor as the qualifier
+    # of a longer dotted name (`Sphinx.__init__` names the method, not `Sphinx`)
+    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\w)", text)
+               for n in names(entity))
+
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_NAME = re.compile(r"\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+_DOTTED = re.compile(r"(?<![\w.`/])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w/])")
+
+
+def mentioned(text: str) -> list[str]:
+    """The code names a text gives, in order: each backticked name (its leading dotted
+    identifier: `Table.__init__()` -> `Table.__init__`) and each bare dotted name."""
+    found = [n.group(1) for m in _BACKTICKED.finditer(text) if (n := _NAME.match(m.group(1)))]
+    found += [m.group(0) for m in _DOTTED.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def named_seeds(text: str, evidence: Evidence) -> list[str]:
+    """The recon entities `text` names in code (`mentioned`, resolved by
+    `EvidenceIndex.resolve`), in the order named: localization seeds for a bundle that has none."""
+    if not evidence.recon.nodes:
+        return []
+    ix = EvidenceIndex(evidence)
+    return list(dict.fromkeys(r for r in map(ix.resolve, mentioned(text)) if r))
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower())) - {"test", "tests", "py"}
+
+
+def best_tests(text: str, tests: set[str]) -> list[str]:
+    """The tests whose names share the most words with `text` (none if no word is shared)."""
+    scored = [(len(words(text) & words(t.split("::")[-1])), t) for t in tests]
+    top = max((n for n, _ in scored), default=0)
+    return sorted(t for n, t in scored if n == top and n > 0)
+
+
+def slug(text: str) -> str:
+    """A test name from a criterion: its words, articles dropped, at most 40 chars."""
+    ws = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _ARTICLES]
+    return cut("_".join(ws), 40).rstrip("_…") or "criterion"

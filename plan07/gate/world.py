@@ -1,0 +1,265 @@
+"""The plan's gate (§3.5, issue 11): its check world fixed at CP0 and read back at each
+`complete`, what each pass certified, and the gate's part in when a plan may terminate. I/O: the
+CP0 baseline sidecar beside plan.json, the repo's files (fingerprints); the checks themselves
+are plan07.gate.checks.
+
+- `prepare`: at CP0, the repo's interpreter (plan07.gate.runner), its test command
+  (plan07.gate.testcommand) and the baseline run of the plan's tests (`baseline.json`).
+- `checked_run`: one node's check, with the repo fingerprinted before and after it: a file
+  changed while the check ran makes it inconclusive, so a checkpoint certifies the content the
+  check ran on (`record_pass` notes it).
+- `gate_blockers` / `proved_by_test` (plan07.plan.criteria): no false "done".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from plan07.errors import InputError
+from plan07.gate.baseline import Baseline
+from plan07.gate.checks import EXCLUDE_DIRS, GateContext, defined_test, run_node, take_baseline
+from plan07.gate.runner import Interpreter
+from plan07.gate.testcommand import TestCommand
+
+if TYPE_CHECKING:
+    from plan07.model import Evidence, GateInfo, PlanArtifact, PlanNode, Verdict
+    from plan07.plan.transitions import GateRun
+
+BASELINE_FILE = "baseline.json"  # a plan made before the name held the content's digest
+_BASELINE_NAME = re.compile(r"baseline(\.[0-9a-f]{16})?\.json")
+
+
+def fingerprint(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
+    """The repo's content now: its git tree id (`checkpoint.tree_of`), or outside git a digest
+    of every file's path, size and mtime (the state dir and virtualenvs left out)."""
+    import hashlib
+
+    from plan07.store import checkpoint
+
+    if checkpoint.is_git_tree(repo):
+        return checkpoint.tree_of(repo, keep=keep)
+    kept = [Path(k).resolve() for k in keep]
+    h = hashlib.sha256()
+    root = Path(repo)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDE_DIRS and not any(
+            (Path(dirpath) / d).resolve() == k for k in kept))
+        for f in sorted(filenames):
+            p = Path(dirpath) / f
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            h.update(f"{p.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n"
+                     .encode("utf-8", "surrogateescape"))
+    return "stat:" + h.hexdigest()
+
+
+def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, Sequence[str]],
+                 *, python: str | Path | None = None, test_command: str | None = None,
+                 env: Mapping[str, str], state_dir: Path,
+                 timeout: float = 600.0) -> tuple[GateInfo, Baseline]:
+    """At CP0: the repo's interpreter, its test command, the baseline run of the plan's tests
+    and the content it ran on. An environment that cannot run the tests at all (a module or a
+    pytest plugin it lacks) refuses the plan: InputError, one line, nothing written."""
+    from plan07.gate.runner import find_python
+    from plan07.gate.testcommand import load_command
+    from plan07.model import GateInfo
+
+    interp = find_python(repo, python)
+    command = load_command(repo, test_command)
+    ctx = GateContext(repo, interp, command, exercised=exercised, env=env)
+    tree = fingerprint(repo, keep=[state_dir])
+    base, problem = take_baseline(nodes, ctx, timeout=timeout)
+    if problem:
+        raise InputError(problem, field="--python")
+    failing = base.failing()
+    info = GateInfo(
+        python=interp.path, python_source=interp.source,
+        test_command=None if command.source == "default" else list(command.argv),
+        test_ids=command.test_ids, test_root=command.test_root, command_source=command.source,
+        baseline_file=BASELINE_FILE if base.scope else None,
+        baseline_tests=sum(1 for k in (base.outcomes or {}) if "::" in k),
+        baseline_failing=failing[:16], baseline_failing_total=len(failing), cp0_tree=tree,
+    )
+    return info, base
+
+
+def git_tree(tree: str | None) -> str | None:
+    """A fingerprint as a git tree id to snapshot, or None (a stat digest outside git)."""
+    return tree if tree and not tree.startswith("stat:") else None
+
+
+def prepare(repo: Path, art: PlanArtifact, evidence: Evidence, *, python: str | Path | None,
+            test_command: str | None, state_dir: Path) -> tuple[GateInfo, Baseline]:
+    """`prepare_gate` for a new plan: its gate (recorded on `art` too) and the baseline."""
+    from plan07.gate.grammar import check_env
+    from plan07.vocab import exercised_by
+
+    exercised = {k: sorted(v) for k, v in exercised_by(evidence).items()}
+    info, base = prepare_gate(repo, art.nodes, exercised, python=python,
+                              test_command=test_command, env=check_env(repo=repo),
+                              state_dir=state_dir)
+    if info.baseline_file:
+        info.baseline_file = baseline_name(base)
+    art.gate = info
+    return info, base
+
+
+def _baseline_text(base: Baseline) -> str:
+    import json
+
+    return json.dumps(base.to_json(), ensure_ascii=False)
+
+
+def baseline_name(base: Baseline) -> str:
+    """The baseline sidecar's file name, from its content (as the evidence sidecar's): a new
+    plan's baseline, written before its plan.json, never overwrites the one the plan still in
+    place names (a crash between the two leaves that plan whole, and the new file unnamed)."""
+    import hashlib
+
+    digest = hashlib.sha256(_baseline_text(base).encode("utf-8")).hexdigest()[:16]
+    return f"baseline.{digest}.json"
+
+
+def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, *,
+                timeout: float) -> tuple[Verdict, str | None]:
+    """§3.3 step 4: run the handed-out node's check on the content fingerprinted before it,
+    compared after it (an edit made while it ran is not certified: inconclusive). Returns the
+    verdict and the content it ran on."""
+    from plan07.gate.grammar import check_env
+    from plan07.gate import bytecode
+
+    tree = fingerprint(run.repo, keep=[state_dir])
+    ctx = context_for(art, state_dir, tree=tree, env=check_env(repo=run.repo))
+    verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
+    if fingerprint(run.repo, keep=[state_dir]) != tree:
+        if ctx.pycache is not None:  # compiled from files changing under it: none kept
+            bytecode.sweep(ctx.pycache, run.repo, since_ns=ctx.swept_ns)
+        verdict = verdict.model_copy(update={
+            "passed": False, "inconclusive": "the repository's files changed while the check "
+            "ran; nothing was recorded: run `plan07 complete` again"})
+    return verdict, tree
+
+
+def write_baseline(state_dir: Path, info: GateInfo, base: Baseline) -> None:
+    """The baseline sidecar beside plan.json, under the name the new plan gives it (none when
+    the plan ran no baseline). Written before plan.json: whatever was there stays."""
+    from plan07.store.boundedio import write_atomic
+
+    if info.baseline_file:
+        write_atomic(state_dir / info.baseline_file, _baseline_text(base))
+
+
+def drop_baselines_except(state_dir: Path, keep: str | None) -> None:
+    """After plan.json is written: the baseline sidecars it does not name go (an older plan's,
+    or a crashed plan's that was never named)."""
+    for p in state_dir.glob("baseline*.json"):
+        if p.name != keep and _BASELINE_NAME.fullmatch(p.name) and p.is_file():
+            p.unlink(missing_ok=True)
+
+
+def read_baseline(state_dir: Path, info: GateInfo) -> Baseline | None:
+    import json
+
+    if not info.baseline_file:
+        return Baseline(0, {}, ())
+    if not _BASELINE_NAME.fullmatch(info.baseline_file):
+        raise InputError(f"the plan names a baseline file {info.baseline_file!r} plan07 never "
+                         "writes; re-run `plan07 plan`", source=str(state_dir))
+    path = state_dir / info.baseline_file
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the CP0 baseline: {exc}; re-run `plan07 plan`",
+                         source=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError("corrupt CP0 baseline (not an object); re-run `plan07 plan`",
+                         source=str(path))
+    return Baseline.from_json(data)
+
+
+def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
+                env: Mapping[str, str]) -> GateContext:
+    """The gate's context for the plan's next check: its recorded interpreter and command, the
+    CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
+    checkpoint (`tree`: the content now), and whether a change was validated already."""
+    from plan07.gate.runner import find_python
+    from plan07.gate.testcommand import load_command
+    from plan07.gate import bytecode
+    from plan07.plan.artifact import reached_checkpoints
+    from plan07.store import checkpoint, state
+    from plan07.vocab import exercised_by
+
+    repo = Path(art.repo or ".")
+    evidence = state.evidence_of(state_dir, art)
+    exercised = {k: sorted(v) for k, v in exercised_by(evidence).items()}
+    gate = art.gate
+    if gate is None:  # a plan made before the gate recorded its world
+        return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,
+                           env=env, pycache=bytecode.cache_dir())
+    if not Path(gate.python).is_file():
+        raise InputError(f"the plan's interpreter {gate.python} is gone; re-run `plan07 plan "
+                         "--python PATH`", field="--python")
+    interp = Interpreter(gate.python, gate.python_source)  # type: ignore[arg-type]
+    command = TestCommand() if not gate.test_command else TestCommand(
+        tuple(gate.test_command), "dotted" if gate.test_ids == "dotted" else "pytest",
+        gate.test_root, gate.command_source)
+    changed: list[str] | None = None
+    last = next((c.git_ref for c in reversed(art.checkpoints) if c.git_ref and
+                 c.id in reached_checkpoints(art)), None)
+    if last and tree and not tree.startswith("stat:"):
+        changed = [p for p in checkpoint.changed_files(repo, last, tree) if p.endswith(".py")]
+    done = {n.id for n in art.nodes if n.state == "complete"}
+    landed = any(n.id in done and n.obligation == "modify" and not defined_test(n)
+                 for n in art.nodes)
+    return GateContext(repo, interp, command, read_baseline(state_dir, gate), exercised,
+                       changed, landed, env, bytecode.cache_dir())
+
+
+def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str | None) -> None:
+    """Note on the plan what a passing check ran on: the content, whether it changed since the
+    previous validated state, whether an executed test proved it."""
+    from plan07.model import GateRecord
+
+    if art.gate is None:
+        return
+    prev = [r.tree for r in art.gate.validated.values() if r.tree]
+    before = prev[-1] if prev else art.gate.cp0_tree
+    proved = verdict.kind in ("pytest_node", "pytest_path") or bool(verdict.tests)
+    art.gate.validated[node.id] = GateRecord(tree=tree, changed=tree != before, proved=proved)
+
+
+def gate_blockers(art: PlanArtifact) -> list[str]:
+    """Why the gate will not let the plan terminate (issue 11, no false "done"): modify nodes
+    were planned and none of the validated ones changed any file."""
+    if art.gate is None:
+        return []
+    mods = [n for n in art.nodes if n.obligation == "modify" and n.status != "alternative"]
+    if not mods:
+        return []
+    recs = art.gate.validated
+    if any(recs[n.id].changed for n in mods if n.id in recs):
+        return []
+    if all(n.state == "complete" for n in mods):
+        return ["no modify node changed any file: the plan's changes were never made (every "
+                "validated modify ran on the content of CP0 or of the step before it)"]
+    return []
+
+
+def proved_by_test(art: PlanArtifact, index: int, text: str) -> bool:
+    """A named criterion is settled only when an executed test proved a node that addresses it
+    (a complete node whose caused_by cites it; if none cites it, any complete node). True for a
+    plan made before the gate recorded its world."""
+    if art.gate is None:
+        return True
+    done = [n for n in art.nodes if n.state == "complete"]
+    key = text.strip()[:60]
+    cited = [n for n in done if f"criterion {index}" in n.caused_by or (key and key in
+                                                                         n.caused_by)]
+    recs = art.gate.validated
+    return any(recs[n.id].proved for n in (cited or done) if n.id in recs)

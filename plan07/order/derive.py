@@ -1,0 +1,378 @@
+"""§3.2 dependency graph over obligations: obligations + evidence -> facts (each with its source)
+-> rules/ordering.dl on a backend -> derived edges and violations; and explain. Pure (apart from
+reading the rule file once).
+
+The fact vocabulary is docs/rules.md. Only the recon/impact neighbourhood of the obligations'
+targets is loaded (the entity set of plan07.evidence.neighbourhood, via its `reach`), so a large
+repository does not load every fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plan07 import caps
+from plan07.engine.ir import Facts, Program, Tuple_
+from plan07.errors import InputError
+from plan07.model import (
+    DerivedEdge,
+    Evidence,
+    Obligation,
+    OrderResult,
+    RoleFacts,
+    RoleWord,
+    Violation,
+)
+from plan07.model.proof import Proof
+from plan07.order.roles import words_of
+from plan07.vocab import classify, first_repeat, normalize_test
+
+# Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog. An
+# obligation plan07 wrote itself brings its own (role facts, plan07.order.roles): no prose is read.
+Roles = Mapping[str, RoleFacts] | None
+KEYWORDS: dict[RoleWord, re.Pattern[str]] = {
+    "default": re.compile(r"default", re.I),
+    "old_default": re.compile(
+        r"old[\s_-]*default|(existing|previous)[\s_-]*default|preserv\w*[\s_-]+(the[\s_-]+)?default"
+        r"|default[\s_-]*(behaviou?r|value)?[\s_-]*(is[\s_-]+)?(preserved|unchanged|kept)", re.I),
+    "new_default": re.compile(r"custom|new[\s_-]*default|non[\s_-]*default|override|configured",
+                              re.I),
+    # The kind of interface change a modify makes (docs/rules.md "Interface changes").
+    "compatible": re.compile(
+        r"(?<![\w-])compatible[\s_-]+(interface[\s_-]+)?change|backwards?[\s_-]*compatible"
+        r"|optional[\s_-]+(keyword[\s_-]+)?(parameter|argument|keyword|field)"
+        r"|(parameter|argument|keyword|field)s?[\s_-]+with[\s_-]+(a[\s_-]+)?default"
+        r"|keep(s|ing)?[\s_-]+the[\s_-]+old[\s_-]+(form|signature|name)", re.I),
+    "breaking": re.compile(
+        r"breaking[\s_-]+(interface[\s_-]+)?change|backwards?[\s_-]*incompatible"
+        r"|incompatible[\s_-]+(interface[\s_-]+)?change"
+        r"|(remov|renam|drop)\w*[\s_-]+(the[\s_-]+|a[\s_-]+|its[\s_-]+)?(required[\s_-]+)?"
+        r"(parameter|argument|keyword|field|method|function|class|attribute)"
+        r"|(made|make[sn]?)[\s_-]+(\w+[\s_-]+){0,2}required|no[\s_-]+longer[\s_-]+accept", re.I),
+}
+
+
+@dataclass
+class FactSet:
+    """Input facts and, for each, where it came from (for explain)."""
+
+    facts: Facts = field(default_factory=dict)
+    sources: dict[tuple[str, Tuple_], list[str]] = field(default_factory=dict)
+
+    def add(self, relation: str, args: Tuple_, source: str) -> None:
+        self.facts.setdefault(relation, set()).add(args)
+        self.sources.setdefault((relation, args), []).append(source)  # explain de-duplicates
+
+
+def check_caps(obligations: Sequence[Obligation]) -> None:
+    """§3.2 caps: refuse (never truncate) with the cap named."""
+    if len(obligations) > caps.MAX_OBLIGATIONS:
+        raise InputError(f"{len(obligations)} obligations; re-scope the request",
+                         field="obligations", cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
+    again = first_repeat([o.id for o in obligations])
+    for i, o in enumerate(obligations):
+        if i == again:
+            raise InputError(f"duplicate obligation id {o.id!r}", field=f"obligations[{i}].id")
+        if len(o.dependencies) > caps.MAX_DEPENDENCIES:
+            raise InputError(f"{len(o.dependencies)} dependencies",
+                             field=f"obligations[{i}].dependencies",
+                             cap=f"MAX_DEPENDENCIES={caps.MAX_DEPENDENCIES}")
+        if len(o.evidence) > caps.EVIDENCE_MAX_CHARS:
+            raise InputError(f"evidence is {len(o.evidence)} chars",
+                             field=f"obligations[{i}].evidence",
+                             cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
+
+
+EVIDENCE_RELATIONS = ("entity", "edge", "impact")
+
+
+def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
+                  program: Program | None = None, role_facts: Roles = None) -> FactSet:
+    """The input facts of docs/rules.md, each remembering its source (indices are positions in
+    the evidence bundle as given). Of the evidence, only the facts some rule of `program` (the
+    rule file by default) can use for its `.output` relations are loaded
+    (`plan07.engine.relevance.prune`): those (precedes, violation, role: all plan07 reads) are
+    the ones all the evidence gives, from a few of its facts."""
+    from plan07.engine import load_program
+    from plan07.engine.relevance import prune
+
+    own = FactSet()
+    _obligations(own, obligations, evidence, role_facts)
+    rows: dict[str, list[Tuple_]] = {
+        "entity": [(n.id, n.kind) for n in evidence.recon.nodes],
+        "edge": [(e.src, e.dst, e.kind) for e in evidence.recon.edges],
+        "impact": [(ie.src, ie.dst, ie.cause) for ie in evidence.impact.edges],
+    }
+    candidates: Facts = {rel: set(ts) for rel, ts in rows.items()}
+    candidates.update(own.facts)
+    prog = program or load_program()
+    keep = prune(prog, candidates, min_size=0, relations=(*EVIDENCE_RELATIONS, "part_of"),
+                 outputs=prog.outputs)
+    fs = FactSet()
+    impacts = evidence.impact.edges
+    for rel in EVIDENCE_RELATIONS:  # in bundle order, each fact with every position it has
+        kept = keep[rel]
+        if not kept:
+            continue
+        if len(candidates[rel]) == len(rows[rel]):  # no duplicates: one position per fact
+            where = {t: i for i, t in enumerate(rows[rel]) if t in kept}
+            found = sorted((i, t) for t, i in where.items())
+        else:
+            found = [(i, t) for i, t in enumerate(rows[rel]) if t in kept]
+        for i, t in found:
+            if rel == "entity":
+                fs.add(rel, t, f"evidence recon node #{i}")
+            elif rel == "edge":
+                fs.add(rel, t, f"evidence recon edge #{i}")
+            else:
+                fs.add(rel, t, f"evidence impact edge #{i} ({impacts[i].relation}, "
+                               f"{impacts[i].cause})")
+    for rel, ts in own.facts.items():  # part_of: of a package, the members no rule reads
+        fs.facts.setdefault(rel, set()).update(ts if keep[rel] is ts else keep[rel])
+    for k, srcs in own.sources.items():
+        if k[1] in fs.facts[k[0]]:
+            fs.sources.setdefault(k, []).extend(srcs)
+    return fs
+
+
+def all_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
+              role_facts: Roles = None) -> FactSet:
+    """Every input fact of docs/rules.md, the whole evidence included: what `prepare_facts`
+    selects from (the benchmarks and the equality tests compare the two)."""
+    fs = FactSet()
+    for i, n in enumerate(evidence.recon.nodes):
+        fs.add("entity", (n.id, n.kind), f"evidence recon node #{i}")
+    for i, e in enumerate(evidence.recon.edges):
+        fs.add("edge", (e.src, e.dst, e.kind), f"evidence recon edge #{i}")
+    for i, ie in enumerate(evidence.impact.edges):
+        fs.add("impact", (ie.src, ie.dst, ie.cause),
+               f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
+    _obligations(fs, obligations, evidence, role_facts)
+    return fs
+
+
+def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence,
+                 role_facts: Roles) -> None:
+    """The facts of the obligations themselves, and of how they sit in the bundle: every test
+    (test_exists(T), not only the loaded ones) and part_of for the planned targets."""
+    test_nodes: dict[str, str] = {}  # normalized test id -> source
+    test_files: dict[str, str] = {}  # recon test node id -> its file (the pytest path)
+    for i, n in enumerate(evidence.recon.nodes):
+        if n.kind == "test":
+            if n.file:
+                test_files.setdefault(n.id, n.file)
+            t = normalize_test(n.id, n.file)
+            if t:
+                test_nodes.setdefault(t, f"evidence recon node #{i} ({n.id})")
+    _part_of(fs, obligations, evidence)
+    for o in obligations:
+        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files,
+                          words_of(o, role_facts))
+
+
+def _part_of(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence) -> None:
+    """part_of(X, E) for each planned target E that is a recon node: E itself, every recon node
+    defined inside it (dotted prefix), and for a constructor `C.__init__` its class C (calling C
+    calls it)."""
+    from bisect import bisect_left
+
+    ids = sorted({n.id for n in evidence.recon.nodes})
+    known = set(ids)
+    for e in sorted({o.target_entity for o in obligations}):
+        if e not in known:
+            continue
+        fs.add("part_of", (e, e), f"recon node {e} (a planned target)")
+        for x in ids[bisect_left(ids, e + "."):bisect_left(ids, e + "/")]:  # "/" follows "."
+            fs.add("part_of", (x, e), f"recon node {x} (defined inside {e})")
+        cls, _, last = e.rpartition(".")
+        if last in ("__init__", "__new__") and cls in known:
+            fs.add("part_of", (cls, e), f"recon node {cls} (calling it calls {e})")
+
+
+def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, str],
+                      test_files: dict[str, str], words: Sequence[str] | None) -> None:
+    src = f"obligation {o.id}"
+    fs.add("obligation", (o.id, o.obligation), f"{src} .obligation")
+    fs.add("status", (o.id, o.status), f"{src} .status")
+    fs.add("targets", (o.id, o.target_entity), f"{src} .target_entity")
+    for d in o.dependencies:
+        fs.add("declared_dep", (o.id, d), f"{src} .dependencies")
+    if o.caused_by.strip():
+        fs.add("has_cause", (o.id,), f"{src} .caused_by")
+    fs.add("check_kind", (o.id, kind), f"{src} .validation")
+    named = normalize_test(o.validation) if kind == "pytest_node" else None
+    if named:
+        fs.add("names_test", (o.id, named), f"{src} .validation")
+        if named in tests:
+            fs.add("test_exists", (named,), tests[named])
+    if o.obligation == "modify":
+        as_test = normalize_test(o.target_entity, test_files.get(o.target_entity.strip()))
+        if as_test:
+            fs.add("defines_test", (o.id, as_test), f"{src} .target_entity")
+        elif named and _is_module_of(o.target_entity, named):
+            fs.add("defines_test", (o.id, named), f"{src} .target_entity + .validation")
+    if words is not None:  # plan07 wrote it: its role facts, never its prose
+        for word in words:
+            fs.add("mentions", (o.id, word), f"{src} role fact (plan07 wrote it)")
+        return
+    for word, rx in KEYWORDS.items():
+        for fld in ("caused_by", "evidence", "validation"):
+            if rx.search(getattr(o, fld)):
+                fs.add("mentions", (o.id, word), f"{src} .{fld}")
+
+
+def _is_module_of(target: str, test: str) -> bool:
+    path = test.partition("::")[0]
+    mod = path[:-3].replace("/", ".")
+    # recon names `src/pkg/m.py` module `pkg.m` (`src/` is a source root, not a package)
+    return target.strip() in (path, mod, mod.removeprefix("src."))
+
+
+def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str,
+              rules_path: Path | None, role_facts: Roles = None) -> tuple[Facts, FactSet]:
+    from plan07.engine import check_engine, evaluate, load_program
+
+    check_engine(engine)
+    check_caps(obligations)
+    fs = prepare_facts(obligations, evidence, role_facts=role_facts)
+    return evaluate(load_program(rules_path), fs.facts, engine), fs
+
+
+def _detail(kind: str, a: str, b: str, model: Facts) -> str:
+    if kind == "contradicts_ladder":
+        rule = next((r for x, y, r in sorted(model.get("precedes", ())) if (x, y) == (b, a)), "?")
+        return (f"{b} declares a dependency on {a}, but rule {rule} orders {b} before {a}; "
+                "the declared edge is not followed")
+    return {
+        "unknown_dependency": f"{a} depends on {b}, which is not an obligation in this plan",
+        "ungrounded": f"{a} has empty caused_by and dependencies and is not an alternative: "
+                      "rejected as ungrounded (§3.2)",
+        "unplanned_consumer": f"{a} changes a signature {b} consumes, and no obligation "
+                              f"targets {b}: the repo would break at that step",
+        "breaking_change": f"{a} makes a breaking change with no widening step and {b} rebinds "
+                           "to it: the scheduler runs them as one atomic step",
+    }.get(kind, "")
+
+
+def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
+                 engine: str = "pydatalog", rules_path: Path | None = None,
+                 role_facts: Roles = None) -> OrderResult:
+    """The edges the scheduler must follow (`precedes`) and the violations (§3.2 steps 1-2).
+    `role_facts`: those plan07 gave the obligations it wrote (the plan's `roles`)."""
+    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts)
+    edges = [DerivedEdge.model_validate({"from": a, "to": b, "rule": r})
+             for a, b, r in sorted(model.get("precedes", set()))]
+    violations = []
+    for a, b, kind in sorted(model.get("violation", set()), key=lambda t: (t[2], t[0], t[1])):
+        nodes = [str(a)] if a == b else [str(a), str(b)]
+        violations.append(Violation(kind=str(kind), nodes=nodes,
+                                    detail=_detail(str(kind), str(a), str(b), model)))
+    return OrderResult(edges=edges, violations=violations, cycles=cycles_of(edges))
+
+
+def cycles_of(edges: Sequence[DerivedEdge]) -> list[list[str]]:
+    """The dependency cycles among `edges`: each strongly connected component of two or more
+    obligations, members in natural id order (the scheduler collapses each into one step)."""
+    from plan07.engine.graphs import sccs
+    from plan07.vocab import natural_key, sort_ids
+
+    succ: dict[str, list[str]] = {}
+    for e in edges:
+        succ.setdefault(e.from_, []).append(e.to)
+        succ.setdefault(e.to, [])
+    comps = [sort_ids(c) for c in sccs(sort_ids(succ), succ) if len(c) > 1]
+    return sorted(comps, key=lambda c: natural_key(c[0]))
+
+
+def roles(obligations: Sequence[Obligation], evidence: Evidence, *,
+          engine: str = "pydatalog", rules_path: Path | None = None,
+          role_facts: Roles = None) -> dict[str, list[str]]:
+    """Each obligation's derived roles (role/2), sorted."""
+    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts)
+    out: dict[str, list[str]] = {o.id: [] for o in obligations}
+    for o, r in sorted(model.get("role", set())):
+        out.setdefault(str(o), []).append(str(r))
+    return out
+
+
+def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation: str,
+                 pattern: tuple[str | None, ...], *, engine: str = "pydatalog",
+                 depth: int | None = None, rules_path: Path | None = None,
+                 role_facts: Roles = None) -> Proof:
+    """A proof of the first (sorted) tuple of `relation` matching `pattern` (None = any), with
+    the minimal height; or, when none holds, why not."""
+    from plan07.engine import load_program, provenance
+
+    if depth is not None and depth < 0:
+        raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
+    backend_model, fs = _evaluate(obligations, evidence, engine, rules_path, role_facts)
+    proof = provenance.explain_facts(load_program(rules_path), fs.facts, fs.sources, relation,
+                                     pattern, depth)
+    if proof.holds != bool(provenance.find(backend_model, relation, pattern)):
+        raise InputError(f"{engine} and the reference evaluator disagree on "
+                         f"{relation}{pattern}; run `plan07 rules test --engine both`")
+    return proof
+
+
+def explain(obligations: Sequence[Obligation], evidence: Evidence, src: str, dst: str, *,
+            engine: str = "pydatalog", depth: int | None = None,
+            rules_path: Path | None = None, role_facts: Roles = None) -> Proof:
+    """Why the edge src -> dst exists (`precedes(src, dst, Rule)`), or why not."""
+    proof = explain_atom(obligations, evidence, "precedes", (src, dst, None), engine=engine,
+                         depth=depth, rules_path=rules_path, role_facts=role_facts)
+    if not proof.holds:
+        order = derive_order(obligations, evidence, engine=engine, rules_path=rules_path,
+                             role_facts=role_facts)
+        rev = [e for e in order.edges if (e.from_, e.to) == (dst, src)]
+        if rev:
+            proof.why_not.insert(0, f"the reverse edge {dst} -> {src} holds by rule {rev[0].rule}"
+                                    f" (see `plan07 explain {dst} {src}`)")
+    return proof
+
+
+def explain_violation(obligations: Sequence[Obligation], evidence: Evidence, kind: str,
+                      nodes: Sequence[str], *, engine: str = "pydatalog", depth: int | None = None,
+                      rules_path: Path | None = None, role_facts: Roles = None) -> Proof:
+    """Why `violation(A, B, kind)` holds (a one-node violation has A == B), or why not."""
+    if not 1 <= len(nodes) <= 2:
+        raise InputError("a violation names one or two nodes", field="NODES")
+    a, b = nodes[0], nodes[-1]
+    return explain_atom(obligations, evidence, "violation", (a, b, kind), engine=engine,
+                        depth=depth, rules_path=rules_path, role_facts=role_facts)
+
+
+def load_obligations(path: str | Path) -> list[Obligation]:
+    """O.json: a Decomposition `{"obligations": [...]}` or a bare list of obligation records
+    (JSON, then the shipped JSON Schema, then the model)."""
+    from plan07.store import schema
+
+    data = schema.read_json(path, what="obligations")
+    if isinstance(data, list):
+        data = {"obligations": data}
+    if isinstance(data, dict) and isinstance(data.get("obligations"), list) and len(
+            data["obligations"]) > caps.MAX_OBLIGATIONS:
+        raise InputError(f"{len(data['obligations'])} obligations; re-scope the request",
+                         field="obligations", source=str(path),
+                         cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
+    for i, o in enumerate(data.get("obligations", []) if isinstance(data, dict) else []):
+        if not isinstance(o, dict):
+            continue
+        deps, ev = o.get("dependencies"), o.get("evidence")
+        if isinstance(deps, list) and len(deps) > caps.MAX_DEPENDENCIES:
+            raise InputError(f"{len(deps)} dependencies", field=f"obligations[{i}].dependencies",
+                             source=str(path), cap=f"MAX_DEPENDENCIES={caps.MAX_DEPENDENCIES}")
+        if isinstance(ev, str) and len(ev) > caps.EVIDENCE_MAX_CHARS:
+            raise InputError(f"evidence is {len(ev)} chars", field=f"obligations[{i}].evidence",
+                             source=str(path), cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
+    dec = schema.parse("decomposition", data, source=str(path))
+    return list(dec.obligations)
+
+
+def load_evidence_file(path: str | Path) -> Evidence:
+    """An evidence bundle: E.json or a recon.db (plan07.evidence.load_evidence)."""
+    from plan07.evidence import load_evidence
+
+    return load_evidence(Path(path))

@@ -1,0 +1,151 @@
+"""§3.1 step 2 / §3.5 when a plan may terminate: every acceptance criterion with how (and whether)
+it is settled, and the blockers that keep a plan from terminating. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from plan07.model import PlanArtifact
+from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
+
+# §3.1 step 2 / §3.5: when may a plan terminate? Every scheduled node validated by a runnable
+# check, and every acceptance criterion settled:
+#   check    - it names pytest node ids (or is "`pytest [PATHS]` succeeds"): settled when each is
+#              run by the validation of a complete node (the same id, a class/function prefix of
+#              it, or `pytest:<dir or file>` holding it), or when the user confirmed it;
+#   command  - "`CMD` succeeds" for any other command: plan07 never runs commands, so only the
+#              user can settle it (`plan07 confirm N`);
+#   derived  - the request named no criterion and these were derived (needs_confirmation): the
+#              user must confirm them, a plan may not terminate on an unconfirmed one;
+#   named    - a behaviour the request named in prose: no check names it, the spec counts it a
+#              legal terminal once every scheduled node's validation passed, and (issue 11, no
+#              false "done") an executed test proved a complete node that addresses it
+#              (`gate.proved_by_test`); else the user confirms it.
+_COMMAND_CRITERION = re.compile(r"^`(?P<cmd>[^`]+)` succeeds$")
+_PYTEST_QUIET_OPTS = {"-q", "-qq", "-x", "-v", "-vv", "--quiet", "--verbose", "-rA"}
+CriterionKind = Literal["check", "command", "derived", "named"]
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One acceptance criterion and how it is settled (see the rule above). Pure value."""
+
+    index: int  # 1-based, as `plan07 confirm N` takes it
+    text: str
+    kind: CriterionKind
+    checks: tuple[str, ...]  # the pytest ids / paths a `check` criterion names
+    covered_by: tuple[str, ...]  # complete nodes whose validation runs every one of them
+    confirmed: bool
+    proved: bool = True  # named: an executed test proved a node addressing it (issue 11)
+
+    @property
+    def settled(self) -> bool:
+        return (self.kind == "named" and self.proved) or self.confirmed or bool(self.covered_by)
+
+    @property
+    def confirmable(self) -> bool:
+        """`plan07 confirm --all` confirms these (a `check` one only by its number)."""
+        return self.kind in ("derived", "command") and not self.settled
+
+    def blocker(self) -> str | None:
+        if self.settled:
+            return None
+        quoted = f"criterion {self.index} {self.text[:80]!r}"
+        if self.kind == "derived":
+            return (f"{quoted} was derived, not named (requirement.needs_confirmation, §3.1): "
+                    f"confirm it with `plan07 confirm {self.index}` (or `--all`)")
+        if self.kind == "command":
+            return (f"{quoted} is a command plan07 never runs: run it yourself, then "
+                    f"`plan07 confirm {self.index}`")
+        if self.kind == "named":
+            return (f"{quoted} was proved by no executed test (its nodes were validated by "
+                    f"import/compile only): check it yourself, then `plan07 confirm "
+                    f"{self.index}`")
+        return (f"{quoted} names {', '.join(self.checks)}, which no complete node's "
+                f"validation runs; plan a validate obligation for it, or check it yourself and "
+                f"`plan07 confirm {self.index}`")
+
+
+def _pytest_command(cmd: str) -> list[str] | None:
+    """The test ids/paths `pytest ...` (or `python -m pytest ...`) runs; None for any other
+    command or one with options that change what runs."""
+    argv = cmd.split()
+    if argv[:1] in (["pytest"], ["py.test"]):
+        args = argv[1:]
+    elif len(argv) >= 3 and argv[0] in ("python", "python3") and argv[1:3] == ["-m", "pytest"]:
+        args = argv[3:]
+    else:
+        return None
+    if any(a.startswith("-") and a not in _PYTEST_QUIET_OPTS for a in args):
+        return None
+    return [a.rstrip("/") or "." for a in args if not a.startswith("-")] or ["."]
+
+
+def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
+    """Every acceptance criterion of the plan with how (and whether) it is settled. Pure."""
+    from plan07.gate.world import proved_by_test
+
+    done: list[tuple[str, str]] = []  # (node id, validation) of complete nodes, members too
+    for n in artifact.nodes:
+        if n.state != "complete":
+            continue
+        members = artifact.collapsed.get(n.id) or []
+        done += [(n.id, m.validation) for m in members] or [(n.id, n.validation)]
+    confirmed = set(artifact.confirmed_criteria or [])
+    out = []
+    for i, text in enumerate(artifact.requirement.acceptance_criteria, start=1):
+        m = _COMMAND_CRITERION.match(text.strip())
+        checks = _pytest_command(m["cmd"]) if m else None
+        if checks is None:
+            checks = NODE_ID_IN_TEXT.findall(text)
+        kind: CriterionKind
+        if checks:
+            kind = "check"
+        elif m:
+            kind = "command"
+        else:
+            kind = "derived" if artifact.requirement.needs_confirmation else "named"
+        covered = tuple(sorted({nid for c in checks for nid, v in done if runs(v, c)}))
+        if checks and not all(any(runs(v, c) for _, v in done) for c in checks):
+            covered = ()
+        proved = kind != "named" or proved_by_test(artifact, i, text)
+        out.append(Criterion(i, text, kind, tuple(checks), covered, i in confirmed, proved))
+    return out
+
+
+def termination_blockers(artifact: PlanArtifact) -> list[str]:
+    """Why the plan may not terminate (empty = it may). Pure.
+
+    §3.1 step 2 / design.md: a checkable predicate is the only legal terminal, so a plan cannot
+    terminate while a scheduled node's validation is unverifiable or not passed, nor while an
+    acceptance criterion is unsettled (`criteria_status`: a derived one unconfirmed, a named
+    test no complete validation runs, a command nobody confirmed), nor when its modify nodes
+    changed no file (`gate.gate_blockers`).
+    """
+    from plan07.gate.world import gate_blockers
+
+    out: list[str] = []
+    for n in artifact.nodes:
+        if n.status == "alternative":
+            continue
+        checks = [m.validation for m in artifact.collapsed.get(n.id) or []] or [n.validation]
+        bad = [c for c in checks if classify(c) == "unverifiable"]
+        spent = artifact.bounds.get(n.id)
+        if bad:
+            out.append(f"{n.id}: validation {bad[0]!r} is unverifiable")
+        elif n.state == "failed" and spent and spent.retries > artifact.max_retries:
+            out.append(f"{n.id}: failed and its retries are spent (max_retries "
+                       f"{artifact.max_retries}): `plan07 feedback` or `plan07 rollback`")
+        elif n.state != "complete":
+            out.append(f"{n.id}: not complete (state {n.state})")
+    out += [b for c in criteria_status(artifact) if (b := c.blocker())]
+    out += gate_blockers(artifact)  # issue 11: no false "done" (no modify changed any file)
+    return out
+
+
+def can_terminate(artifact: PlanArtifact) -> bool:
+    """True iff `termination_blockers(artifact)` is empty. Pure."""
+    return not termination_blockers(artifact)

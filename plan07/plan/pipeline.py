@@ -1,0 +1,75 @@
+"""The planning pipeline in memory (§3.1-§3.3): canonicalize -> decompose (the ONE model call)
+-> order (rules) -> schedule. Nothing is written: `Planner.create` persists what `build` returns
+(the gate's baseline, the CP0 snapshot and record, plan.json).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from plan07 import caps, collector
+from plan07.errors import InputError, ModelOutputError
+from plan07.model import Evidence, OrderResult, PlanArtifact
+from plan07.plan import artifact as A
+
+if TYPE_CHECKING:
+    from plan07.decompose import LLMClient
+
+
+class Built(NamedTuple):
+    artifact: PlanArtifact  # scheduled, audited as built; CP0 not yet recorded
+    evidence: Evidence  # all of it (the artifact keeps the obligations' 2-hop neighbourhood)
+    client: LLMClient
+
+
+def build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
+          engine: str, task_text: str | None, plan_id: str | None, now: str | None,
+          max_retries: int, ordering: bool) -> Built:
+    """The plan of `request` over `repo` (see `Planner.create` for the arguments). Raises when a
+    stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations."""
+    if not repo.is_dir():
+        raise InputError("repository directory not found", field="--repo", source=str(repo))
+    if not (isinstance(max_retries, int) and 0 <= max_retries <= caps.MAX_RETRIES_CAP):
+        raise InputError(f"max_retries {max_retries!r} must be an int in "
+                         f"0..{caps.MAX_RETRIES_CAP}", field="max_retries")
+    # planning builds few reference cycles (the recon graph and the models hold none; pyDatalog
+    # collects its own): the collector would only rescan the evidence as the stages allocate
+    with collector.paused():
+        return _build(request, repo=repo, evidence=evidence, llm=llm, engine=engine,
+                      task_text=task_text, plan_id=plan_id, now=now, max_retries=max_retries,
+                      ordering=ordering)
+
+
+def _build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
+           engine: str, task_text: str | None, plan_id: str | None, now: str | None,
+           max_retries: int, ordering: bool) -> Built:
+    from plan07.decompose import make_client
+    from plan07.decompose.call import decompose
+    from plan07.evidence import build_evidence, neighbourhood
+    from plan07.order.derive import derive_order
+    from plan07.request.canonicalize import canonicalize
+
+    requirement = canonicalize(request, task_text)
+    if evidence is None:
+        evidence = build_evidence(repo, request=request)
+    client = make_client(llm) if isinstance(llm, str) else llm
+    dec = decompose(requirement, evidence, client)
+    if not dec.obligations:
+        why = "re-scope it into smaller requests" if dec.rescope else "re-canonicalize it"
+        raise ModelOutputError(
+            f"the decomposition gave no obligations ({dec.reason or 're_decompose'}); "
+            f"nothing was planned: {why} (§4 fallback)",
+            raw=dec.raw or "",
+        )
+    order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles) \
+        if ordering else OrderResult()
+    kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
+    artifact = A.build(
+        requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
+        llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
+        usage=[dec.usage] if dec.usage else [], now=now or A.now(), plan_id=plan_id,
+    )
+    artifact.max_retries = max_retries
+    artifact.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
+    return Built(artifact, evidence, client)

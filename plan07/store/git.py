@@ -1,0 +1,222 @@
+"""git plumbing for plan07's snapshots (design.md): git run with a clean environment and
+plan07's own identity, a temporary index filled from the work tree, files kept byte for byte
+(`working-tree-encoding`), trees and refs. I/O: runs git. Knows nothing of plans:
+plan07.store.checkpoint names the refs and builds snapshots and restores from these steps.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from plan07.errors import PlanStateError
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "plan07", "GIT_AUTHOR_EMAIL": "plan07@localhost",
+    "GIT_COMMITTER_NAME": "plan07", "GIT_COMMITTER_EMAIL": "plan07@localhost",
+}
+BLOB_MODES = {"100644", "100755", "120000"}
+
+
+def _env(index: str | None) -> dict[str, str]:
+    # A GIT_DIR/GIT_WORK_TREE/GIT_INDEX_FILE inherited from a hook would point git elsewhere.
+    from plan07.sandbox import tool_env
+
+    # ...and no credential reaches git (a repo's config may name filters that run with it)
+    env = {k: v for k, v in tool_env().items() if not k.startswith("GIT_")}
+    env.update(_IDENTITY)
+    if index is not None:
+        env["GIT_INDEX_FILE"] = index
+    return env
+
+
+def git(repo: Path, *args: str, index: str | None = None, stdin: bytes | None = None) -> str:
+    proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
+        ["git", "-C", str(repo), *args], input=stdin, capture_output=True, env=_env(index),
+        check=False,
+    )
+    if proc.returncode != 0:
+        err = " ".join(proc.stderr.decode("utf-8", "replace").split())
+        raise PlanStateError(f"git {args[0]} failed in {repo}: {err}")
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def repo_prefix(repo: Path) -> str:
+    return git(repo, "rev-parse", "--show-prefix").strip()
+
+
+def pathspec(repo: Path, keep: Sequence[Path]) -> list[str]:
+    """`.` (the repo dir) minus every `keep` path inside it."""
+    root = repo.resolve()
+    spec = ["."]
+    for k in keep:
+        kp = Path(k).resolve()
+        if kp.is_relative_to(root) and kp != root:
+            spec.append(f":(exclude){kp.relative_to(root).as_posix()}")
+    return spec
+
+
+@contextmanager
+def temp_index() -> Iterator[str]:
+    with tempfile.TemporaryDirectory(prefix="plan07-index-") as d:
+        yield str(Path(d) / "index")
+
+
+def stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
+    """Fill the temporary index with the work tree as `git add -A` sees it (ignored files out).
+    It starts as a copy of the user's index (read only: its stat data spares re-hashing
+    unchanged files, and a tracked-but-ignored file stays in), else from HEAD."""
+    seed_index(repo, index)
+    spec = pathspec(repo, keep)
+    listed = git(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", *spec,
+                 index=index).split("\0")
+    raw = raw_paths(repo, [p for p in listed if p and not (repo / p).is_symlink()])
+    spec += [f":(exclude,literal){p}" for p in raw]
+    git(repo, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index,
+        stdin="\0".join(spec).encode("utf-8", "surrogateescape"))
+    add_raw(repo, index, raw)
+
+
+def raw_paths(repo: Path, paths: Sequence[str], *, index: str | None = None) -> list[str]:
+    """Of `paths` (repo-relative), those with a `working-tree-encoding` attribute: git would
+    re-encode them on the way in and out and refuses a file its charset cannot decode (sphinx
+    names `iso-8859`, which iconv does not know). plan07 keeps their bytes as they are: the
+    snapshot stores them unconverted and a restore writes them back unconverted. With `index`,
+    the attributes are those of the index's own .gitattributes (a snapshot's, at restore)."""
+    if not paths:
+        return []
+    cached = ["--cached"] if index is not None else []
+    out = git(repo, "check-attr", "-z", "--stdin", *cached, "working-tree-encoding",
+              index=index, stdin="\0".join(paths).encode("utf-8", "surrogateescape"))
+    values = out.split("\0")[2::3]  # path NUL attribute NUL value NUL, in the input's order
+    return [p for p, v in zip(paths, values, strict=True)
+            if v not in ("unspecified", "unset", "set")]
+
+
+def add_raw(repo: Path, index: str, paths: Sequence[str]) -> None:
+    """Stage `paths` (repo-relative) byte for byte (`hash-object --no-filters`); one that is no
+    longer in the work tree leaves the index."""
+    if not paths:
+        return
+    prefix = repo_prefix(repo)
+    present = [p for p in paths if (repo / p).is_file()]
+    shas = git(repo, "hash-object", "-w", "--no-filters", "--", *present).split() \
+        if present else []
+    blob = dict(zip(present, shas, strict=True))
+    lines = []
+    for p in paths:
+        if p in blob:
+            mode = "100755" if (repo / p).stat().st_mode & 0o100 else "100644"
+            lines.append(f"{mode} {blob[p]}\t{prefix}{p}")
+        else:
+            lines.append(f"0 {'0' * 40}\t{prefix}{p}")
+    git(repo, "update-index", "-z", "--index-info", index=index,
+        stdin="\0".join(lines).encode("utf-8", "surrogateescape") + b"\0")
+
+
+def write_raw(repo: Path, index: str, paths: Sequence[str]) -> None:
+    """Write `paths` (repo-relative) from `index` back byte for byte (`cat-file`, no filter):
+    the counterpart of `add_raw`."""
+    if not paths:
+        return
+    prefix = repo_prefix(repo)
+    entries = {}
+    for rec in git(repo, "ls-files", "-s", "-z", "--full-name", "--",
+                   *(f":(literal){p}" for p in paths), index=index).split("\0"):
+        meta, _, path = rec.partition("\t")
+        if rec and path.startswith(prefix):
+            mode, sha = meta.split()[:2]
+            entries[path[len(prefix):]] = (mode, sha)
+    for p in paths:
+        mode, sha = entries[p]
+        proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
+            ["git", "-C", str(repo), "cat-file", "blob", sha], capture_output=True,
+            env=_env(None), check=False)
+        if proc.returncode != 0:
+            raise PlanStateError(f"git cat-file failed in {repo}: "
+                                 f"{' '.join(proc.stderr.decode('utf-8', 'replace').split())}")
+        target = repo / p
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(proc.stdout)
+        target.chmod(0o755 if mode == "100755" else 0o644)
+
+
+def blobs(repo: Path, index: str) -> set[str]:
+    """Files (blobs and symlinks, not submodules) in the index under the repo dir, repo-relative."""
+    prefix = repo_prefix(repo)
+    out = set()
+    for rec in git(repo, "ls-files", "-s", "-z", "--full-name", index=index).split("\0"):
+        if not rec:
+            continue
+        meta, _, path = rec.partition("\t")
+        if meta.split()[0] in BLOB_MODES and path.startswith(prefix):
+            out.add(path[len(prefix):])
+    return out
+
+
+def set_ref(repo: Path, ref: str, commit: str) -> None:
+    git(repo, "update-ref", ref, commit)
+
+
+def ref_target(repo: Path, ref: str) -> str | None:
+    """The commit `ref` points at, or None when it does not exist."""
+    try:
+        return git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}").strip()
+    except PlanStateError:
+        return None
+
+
+def has_head(repo: Path) -> bool:
+    try:
+        git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    except PlanStateError:
+        return False
+    return True
+
+
+def seed_index(repo: Path, index: str) -> bool:
+    """Start the temporary `index` as a copy of the user's index (read only), else from HEAD;
+    False when there is neither (the index is left absent)."""
+    user_index = _user_index(repo)
+    if user_index.is_file():
+        # copy2 keeps the index file's mtime, so git's racy-entry check still sees a file
+        # changed in the same second as the user's last index write
+        shutil.copy2(user_index, index)
+        return True
+    if has_head(repo):
+        git(repo, "read-tree", "HEAD", index=index)
+        return True
+    return False
+
+
+_USER_INDEX: dict[str, Path] = {}  # repo -> its index file, seen in this process (speed)
+
+
+def _user_index(repo: Path) -> Path:
+    """The user's index file (`rev-parse --git-path index`); asked again when the one found
+    before is no longer a file."""
+    key = str(Path(repo).absolute())
+    known = _USER_INDEX.get(key)
+    if known is not None and known.is_file():
+        return known
+    path = Path(git(repo, "rev-parse", "--git-path", "index").strip())
+    if not path.is_absolute():
+        path = Path(key) / path
+    _USER_INDEX[key] = path
+    return path
+
+
+def user_index_tree(repo: Path) -> str:
+    """The tree of the user's index, written without changing it (through a temporary copy)."""
+    with temp_index() as index:
+        if not seed_index(repo, index):
+            git(repo, "read-tree", "--empty", index=index)
+        return git(repo, "write-tree", index=index).strip()
