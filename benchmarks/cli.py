@@ -64,7 +64,7 @@ def sixty_four(work: Path) -> None:
     from plan07.decompose.call import decompose
     from plan07.model import Evidence
     from plan07.order.derive import derive_order
-    from plan07.plan.artifact import build as build_artifact
+    from plan07.plan.artifact import new_artifact as build_artifact
     from plan07.plan.schedule import schedule
     from plan07.request.canonicalize import canonicalize
     from plan07.store.state import save

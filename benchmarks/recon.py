@@ -25,7 +25,7 @@ import tracemalloc
 from pathlib import Path
 
 from plan07.evidence import load_evidence, write_db
-from plan07.evidence.build import build
+from plan07.evidence.build import evidence_report as build
 from plan07.evidence.recon import auto_workers, recon
 from plan07.model import Evidence
 

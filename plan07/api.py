@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from plan07 import caps
 from plan07.errors import InputError, Plan07Error, PlanStateError
@@ -22,28 +22,29 @@ from plan07.model import (
     DriverView,
     Evidence,
     Feedback,
+    NextStep,
     OrderResult,
     PlanArtifact,
-    PlanDAG,
     Revision,
-    Usage,
     Verdict,
 )
 from plan07.plan import artifact as A
 from plan07.plan import transitions
+from plan07.reader import PlanReader
 from plan07.store import state
 
 if TYPE_CHECKING:
     from plan07.decompose import LLMClient
     from plan07.store.records import Restored
 
-class Planner:
-    """One persisted plan in `state_dir`. Create it with `Planner.create`, reopen it with
+class Planner(PlanReader):
+    """One persisted plan in `state_dir`, driven. Create it with `Planner.create`, reopen it with
     `Planner.open`; every method re-reads plan.json under the lock, so several processes (or
-    Planner objects) may drive the same plan."""
+    Planner objects) may drive the same plan. What it reads (status, audit, explain, ...) is
+    plan07.reader's."""
 
     def __init__(self, state_dir: Path, client: LLMClient | None = None) -> None:
-        self.state_dir = Path(state_dir)
+        super().__init__(state_dir)
         self.client = client  # the model client for scoped re-decomposition (None: art.llm)
         self.restored: Restored | None = None  # what the last rollback/resume did
 
@@ -56,7 +57,7 @@ class Planner:
         request: str,
         *,
         repo: Path,
-        evidence: Evidence | None = None,
+        evidence: Evidence | str | Path | None = None,
         llm: str | LLMClient = "builtin",
         state_dir: Path | None = None,
         engine: str = "pydatalog",
@@ -73,8 +74,10 @@ class Planner:
         is built and size-checked in memory first, and only then are an older plan's checkpoints
         cleared, the CP0 snapshot taken and files written. `plan_id` / `now` fix the id and the
         timestamps (tests); by default the id is fresh and unique (`new_plan_id`).
-        `max_retries`: failures one node may have handled (plan07.plan.retry; a harness passes its
-        own retry bound, so no model call is made for an attempt it will not run). `ordering=False`
+        `evidence`: a bundle, or the path of one (JSON or recon.db); None: built-in recon of
+        `repo`. `max_retries`: failures one node may have handled (plan07.plan.retry; a harness
+        passes its own retry bound, so no model call is made for an attempt it will not run).
+        `ordering=False`
         (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
         only.
 
@@ -85,9 +88,14 @@ class Planner:
         from plan07.gate import world as gate
         from plan07.plan import pipeline
         from plan07.store import checkpoint, records
+        from plan07.store.commit import commit_new_plan
 
         repo = Path(repo)
-        artifact, evidence, client = pipeline.build(
+        if isinstance(evidence, str | Path):
+            from plan07.evidence import load_evidence
+
+            evidence = load_evidence(evidence)
+        artifact, evidence, client = pipeline.draft_plan(
             request, repo=repo, evidence=evidence, llm=llm, engine=engine, task_text=task_text,
             plan_id=plan_id, now=now, max_retries=max_retries, ordering=ordering)
         if plan_id is not None:
@@ -104,98 +112,68 @@ class Planner:
         artifact.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
         artifact.checkpoint_seq, artifact.epoch = 1, 0  # CP0 is record 1; nothing handed out
         prepared = state.prepare(artifact)  # refused (cap named) here, nothing written yet
-        with state.lock(d):
-            # issue 15: an older plan here stays whole until the new plan.json is written (its
-            # records live under their own plan id); a half-written new plan is discarded by
-            # the next command (`records.recover`), never adopted
-            older = _load_or_none(d)
-            if older is not None:
-                records.recover(d, older)
-            gate.write_baseline(d, info, base)  # CP0: the content the baseline ran on
-            # the plan state as plan.json holds it (a large evidence bundle in its sidecar)
-            taken, seq = records.record(d, prepared.out, artifact.checkpoints[0],
-                                        check_owner=False, seq=1,
-                                           tree=gate.git_tree(info.cp0_tree))
-            if taken.git_ref != ref or seq != 1:
-                raise PlanStateError(f"the CP0 snapshot went to {taken.git_ref}, not {ref}")
-            state.write(d, artifact, prepared)  # the commit point: plan.json names the new plan
-            # what the plan this one replaced kept beside it (only after the save)
-            records.clear_other_plans(d, artifact.plan_id)
-            used = {o.file for o in (artifact.audit_overflow, artifact.revisions_overflow) if o}
-            for stale in (state.AUDIT_OVERFLOW, state.REVISIONS_OVERFLOW):
-                if stale not in used:
-                    (d / stale).unlink(missing_ok=True)
-            state.drop_evidence_except(d, {artifact.evidence_file})
-            gate.drop_baselines_except(d, info.baseline_file)
+        commit_new_plan(d, artifact, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
+                        write_sidecars=lambda: gate.write_baseline(d, info, base),
+                        drop_sidecars=lambda: gate.drop_baselines_except(d, info.baseline_file))
         return planner
 
     @classmethod
-    def open(cls, state_dir: Path | None = None) -> Planner:
-        """Reopen a persisted plan (validated with the shipped schema)."""
+    def open(cls, state_dir: Path | str | None = None) -> Planner:
+        """Reopen a persisted plan (validated with the shipped schema); refused when there is
+        none (default dir: $PLAN07_STATE, else build/07-task-decomposition-planning/)."""
         d = state.state_dir(state_dir)
         state.load(d)
         return cls(d)
 
     # -----------------------------------------------------------------------------------------
-    # what a harness reads
-
-    @property
-    def artifact(self) -> PlanArtifact:
-        """The §3.7 artifact as it is on disk now."""
-        return state.load(self.state_dir)
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        """One event per state transition (node, event, verdict), from the full audit trail."""
-        art = self.artifact
-        verdicts = {"passed": "pass", "failed": "fail"}
-        return [
-            {"node": r.obligation, "event": r.event, "verdict": verdicts.get(r.event),
-             "time": r.time}
-            for r in state.full_audit(self.state_dir, art)
-        ]
-
-    @property
-    def usage(self) -> list[Usage]:
-        """Token usage, one entry per model call (the A/B harness sums these, §7)."""
-        return list(self.artifact.usage)
-
-    def dag(self) -> PlanDAG:
-        return A.dag_of(self.artifact)
-
-    def termination_blockers(self) -> list[str]:
-        """Why the plan may not terminate yet (empty: it may). When `next()` returns None, a
-        harness must check this: a plan ends only at checkable or confirmed predicates (§3.1)."""
-        from plan07.plan.criteria import termination_blockers
-
-        return termination_blockers(self.artifact)
-
-    # -----------------------------------------------------------------------------------------
     # driving
 
-    def confirm(self, criteria: Iterable[int] | Literal["all"]) -> list[int]:
-        """§3.1 step 2: the user confirms acceptance criteria (1-based numbers, or "all": every
-        derived criterion and every command plan07 does not run, still unsettled). A criterion
-        naming a test no validation runs may be confirmed by its number only. Recorded in the
-        audit and the revision history; returns the newly confirmed numbers."""
+    def confirm(self, criteria: Iterable[int] | Literal["all"] = (), *,
+                all: bool = False) -> list[int]:  # noqa: A002 - the CLI's and MCP's word
+        """§3.1 step 2: the user confirms acceptance criteria (1-based numbers, or all: every
+        derived criterion and every command plan07 does not run, still unsettled); give one or
+        the other. A criterion naming a test no validation runs may be confirmed by its number
+        only. Recorded in the audit and the revision history; returns the newly confirmed
+        numbers."""
+        if criteria == "all":
+            criteria, all = (), True
+        numbers = list(criteria)
+        if bool(numbers) == all:
+            raise InputError("give the criteria to confirm by number, or --all (not both)",
+                             field="criteria")
         with state.transaction(self.state_dir) as tx:
-            return transitions.confirm(tx.art, criteria, time=A.now())
+            return transitions.confirm(tx.art, "all" if all else numbers, time=A.now())
+
+    def next_step(self) -> NextStep:
+        """`next()` with its answer when nothing is left: whether the plan may terminate, and
+        what blocks it (one read of the plan)."""
+        view, art = self._hand_out()
+        return _step(view, art)
+
+    def resume_step(self) -> NextStep:
+        """`resume()`, answered as `next_step()` is."""
+        self._return_to(None, files_required=False, event="resumed")
+        return self.next_step()
 
     def next(self) -> DriverView | None:
         """§3.4: the single actionable obligation (the one handed out, until it completes);
         None when nothing is left to hand out (then see `termination_blockers()`)."""
+        return self._hand_out()[0]
+
+    def _hand_out(self) -> tuple[DriverView | None, PlanArtifact]:
         from plan07.plan import driver
 
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=A.now())
-            tx.view = None if node is None else driver.view(
+            view = None if node is None else driver.view(
                 node, tx.art.requirement, digest=transitions.digest_of(tx.art, node))
-            return tx.view
+            tx.view_text = None if view is None else driver.as_text(view)
+        return view, tx.art
 
     def report_edit(self, node_id: str, path: str | Path) -> None:
         """The harness edited `path` for `node_id` (the handed-out node); a 6th file is refused."""
         with state.transaction(self.state_dir) as tx:
-            transitions.admit_edit(tx.art, node_id, path, time=A.now())
+            transitions.admit_edit(tx.art, node_id, _relative(path, tx.art.repo), time=A.now())
 
     def report_test_call(self, node_id: str) -> None:
         """The harness ran a test for `node_id`; the 11th call is refused."""
@@ -208,22 +186,28 @@ class Planner:
         and its true dependents (the model call outside the lock too). Only the handed-out node
         (§3.4: the single actionable obligation) is validated; `timeout` must be > 0 seconds."""
         from plan07.gate import world as gate
+        from plan07.gate.checks import GateRun
+        from plan07.gate.grammar import runnable_checks
 
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout)
                 and 0 < timeout <= caps.CHECK_TIMEOUT_MAX_S):
             raise InputError(f"timeout {timeout!r} must be a number of seconds > 0 and at most "
                              f"{caps.CHECK_TIMEOUT_MAX_S:g}", field="--timeout",
                              cap=f"CHECK_TIMEOUT_MAX_S {caps.CHECK_TIMEOUT_MAX_S:g}")
-        run = transitions.gate_run(self.artifact, node_id)  # refused before anything is written
-        if not run.repo.is_dir():  # refused before anything is written too (issue 15)
-            raise InputError("repository directory not found", field="repo",
-                             source=str(run.repo))
         with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
-            epoch = transitions.reserve(tx.art, run)
+            node, members = transitions.validatable(tx.art, node_id)  # refused: nothing written
+            repo = Path(tx.art.repo or ".")
+            if not repo.is_dir():
+                raise InputError("repository directory not found", field="repo",
+                                 source=str(repo))
+            run = GateRun(node, members, repo, runnable_checks(node, members, repo))
+            epoch = transitions.reserve(tx.art, node_id, run.reserved)
+            evidence = self._evidence(tx.art)  # loaded once for the whole `complete`
         try:
-            # §3.3 step 4: the checkpoint certifies the content the check ran on
-            # (plan07.gate.world); tx.art is the plan as just saved (no reload)
-            verdict, tree = gate.checked_run(tx.art, self.state_dir, run, timeout=timeout)
+            # §3.3 step 4: the checkpoint certifies the content the check ran on; tx.art is the
+            # plan as just saved (no reload)
+            verdict, tree = gate.checked_run(tx.art, self.state_dir, run, evidence,
+                                             timeout=timeout)
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 if tx.art.epoch == epoch:
@@ -231,8 +215,9 @@ class Planner:
             raise
         with state.transaction(self.state_dir) as tx:
             art = tx.art
-            settled = transitions.settle(art, run, verdict, self._evidence(art), time=A.now(),
-                                         tree=tree, epoch=epoch)
+            settled = transitions.settle(art, node_id, run.reserved, verdict,
+                                         self._evidence(art), time=A.now(), tree=tree,
+                                         epoch=epoch)
             for cp in settled.reached:
                 self._on_checkpoint(art, cp, tree=tree)
         if settled.stale:
@@ -251,7 +236,6 @@ class Planner:
         stay byte-identical. A fallback, a refused fragment, or a plan changed meanwhile keeps
         the plan as it was: the failed node is offered again."""
         from plan07.decompose.call import decompose_scoped
-        from plan07.order.derive import derive_order
         from plan07.plan import replan
 
         evidence = self._evidence(art)
@@ -273,14 +257,8 @@ class Planner:
                 transitions.keep_plan(art, node_id, "the plan changed while the scoped call "
                                       "ran", evidence, time=A.now())
                 return
-            order = OrderResult(edges=art.edges, violations=art.violations)
-            scope = replan.reply_scope(call.fragment, order, dec)
             try:
-                if isinstance(scope, replan.Replan):
-                    raise PlanStateError(scope.reason, reason="replan_refused", node=node_id)
-                walked = derive_order(scope, evidence, engine=art.engine,
-                                      role_facts={**(art.roles or {}), **(dec.roles or {})})
-                result = replan.splice(call.fragment, order, dec, scope, walked)
+                result = replan.respond(call.fragment, art, dec, evidence)
                 transitions.apply_replan(art, call, result, evidence, time=A.now())
             except Plan07Error as exc:  # a fallback, or a fragment the rules/scheduler refuse
                 transitions.keep_plan(art, node_id, exc.one_line(), evidence, time=A.now())
@@ -354,9 +332,6 @@ class Planner:
     # -----------------------------------------------------------------------------------------
     # effects
 
-    def _evidence(self, art: PlanArtifact) -> Evidence:
-        return state.evidence_of(self.state_dir, art)
-
     def _client(self, art: PlanArtifact) -> LLMClient:
         """The model client of this plan: the one given to `create`, else `art.llm` (a spec)."""
         from plan07.decompose import make_client
@@ -382,11 +357,18 @@ class Planner:
                 art.checkpoints[i] = c.model_copy(update={"git_ref": ref})
 
 
-def _load_or_none(d: Path) -> PlanArtifact | None:
-    """The plan in `d`, or None when there is none (or it cannot be read)."""
-    if not state.exists(d):
-        return None
-    try:
-        return state.load(d)
-    except Plan07Error:
-        return None
+def _step(view: DriverView | None, art: PlanArtifact) -> NextStep:
+    if view is not None:
+        return NextStep(node=view, can_terminate=False, termination_blockers=[])
+    from plan07.plan.criteria import termination_blockers
+
+    blockers = termination_blockers(art)
+    return NextStep(node=None, can_terminate=not blockers, termination_blockers=blockers)
+
+
+def _relative(path: str | Path, repo: str | None) -> str:
+    """`path` relative to the repo when it lies inside it, else as given (posix)."""
+    p = Path(path)
+    if repo and p.is_absolute() and p.resolve().is_relative_to(Path(repo)):
+        return p.resolve().relative_to(Path(repo)).as_posix()
+    return p.as_posix()

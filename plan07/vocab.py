@@ -7,8 +7,6 @@
 - pytest node ids found in prose (acceptance criteria);
 - test ids: a dotted test entity as the pytest node id that runs it, where a source root such as
   `src/` is part of the file's path but not of its dotted module;
-- test ids: which tests reach an entity through the recon graph (`exercised_by`, the gate's
-  one question of the evidence);
 - entity coverage: an obligation on `pkg.A` covers `pkg.A` and everything inside it;
 - id order: natural order (O2 < O10), and the duplicate-id check.
 """
@@ -17,10 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from plan07.model import Evidence
+from typing import Literal
 
 CheckKind = Literal["pytest_node", "pytest_path", "compile", "import", "unverifiable"]
 
@@ -167,14 +162,3 @@ def dotted_test(test_id: str) -> str:
     """`tests/a/test_b.py::test_c[x]` -> `tests.a.test_b.test_c` (the dotted test entity)."""
     path, _, name = test_id.partition("::")
     return path.removesuffix(".py").replace("/", ".") + "." + name.split("[")[0]
-
-
-def exercised_by(ev: Evidence) -> dict[str, set[str]]:
-    """Entity -> the pytest ids of the tests reaching it through recon `tests`/`calls` edges
-    (the gate reads only this: no rule file parsed, no evidence module imported)."""
-    tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
-    out: dict[str, set[str]] = {}
-    for e in ev.recon.edges:
-        if e.src in tests and e.kind in ("tests", "calls"):
-            out.setdefault(e.dst, set()).add(tests[e.src])
-    return out

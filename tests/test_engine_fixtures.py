@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from plan07.engine import ENGINES
-from plan07.engine.fixtures import discover, run_case
+from plan07.order.fixtures import discover, run_case
 
 CASES = discover()
 
@@ -38,7 +38,7 @@ def test_every_rule_has_a_positive_and_a_negative_case() -> None:
 def test_a_wrong_expectation_fails(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import shutil
 
-    from plan07.engine.fixtures import Case
+    from plan07.order.fixtures import Case
 
     src = next(c for c in CASES if c.id == "widen_before_rebind/pos")
     dst = tmp_path / "widen_before_rebind" / "pos"

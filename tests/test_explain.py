@@ -11,11 +11,11 @@ import pytest
 
 from plan07.cli import main
 from plan07.engine import load_program
-from plan07.engine.fixtures import case_facts, discover
 from plan07.engine.provenance import explain_facts, render
 from plan07.model import PlanArtifact, PlanNode, Requirement
 from plan07.model.proof import ProofNode
 from plan07.order.derive import explain, explain_violation, load_evidence_file, load_obligations
+from plan07.order.fixtures import case_facts, discover
 
 SPEC = Path(__file__).parent / "rules" / "session_timeout" / "spec_example"
 LADDER = ["widen_before_rebind", "widen_before_compile", "rebind_before_compile",
@@ -134,7 +134,7 @@ def test_cli_explain_from_state_and_files(tmp_path: Path,
     assert "cut by --depth" in capsys.readouterr().out
     assert main(["explain", "O7", "--violation", "ungrounded", *args]) == 1
     assert main(["explain", "O1", "O2", "--state", str(tmp_path / "nowhere")]) == 2
-    assert "no plan.json here" in capsys.readouterr().err
+    assert "no plan here" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("source", ["state", "files", "facts"])
@@ -190,6 +190,6 @@ def test_cli_explain_prints_each_ladder_fixture(rung: str,
 
 
 def _expected(case) -> set[tuple[str, ...]]:  # type: ignore[no-untyped-def]
-    from plan07.engine.fixtures import read_expected
+    from plan07.order.fixtures import read_expected
 
     return read_expected(case).get("precedes", set())

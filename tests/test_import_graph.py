@@ -1,6 +1,8 @@
-"""The package's import graph has no cycle: every `import plan07.x` / `from plan07.x import y`
-inside plan07 (at the top of a module or inside a function; `if TYPE_CHECKING:` blocks left out,
-they never run) goes one way. Read from the source with ast, nothing is imported."""
+"""The package's import graph goes one way: every `import plan07.x` / `from plan07.x import y`
+inside plan07 (at the top of a module, inside a function, or under `if TYPE_CHECKING:`) points
+down the stages of docs/architecture.md, with no cycle between modules nor between folders; the
+skins (cli/, mcp/, ab/) use only the public API. Read from the source with ast, nothing is
+imported."""
 
 from __future__ import annotations
 
@@ -11,6 +13,25 @@ import plan07
 from plan07.engine.graphs import sccs
 
 ROOT = Path(plan07.__file__).parent
+# the floors of docs/architecture.md, top down: a module may import its own floor's folder and
+# anything below it, never above
+FLOORS = [
+    ["cli", "mcp", "ab"],
+    ["api", "reader"],
+    ["gate"],
+    ["plan"],
+    ["decompose"],
+    ["order", "request"],
+    ["engine", "evidence"],
+    ["store"],
+    ["model"],
+    ["vocab", "caps", "errors", "sandbox", "collector", "flag"],
+]
+SKINS = {"cli", "mcp", "ab"}
+# what the skins may import: the public door (Planner and the stage functions), the models,
+# the errors, the shared vocabulary and caps, redaction, the model-client protocol
+PUBLIC = {"plan07", "plan07.model", "plan07.errors", "plan07.vocab", "plan07.caps",
+          "plan07.sandbox", "plan07.decompose"}
 
 
 def _module(path: Path) -> str:
@@ -21,22 +42,11 @@ def _module(path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def _imports(path: Path, modules: set[str]) -> set[str]:
     me = _module(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     out: set[str] = set()
-    todo: list[ast.AST] = [ast.parse(path.read_text("utf-8"))]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.If) and _type_checking(node):
-            todo.extend(node.orelse)
-            continue
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -46,14 +56,20 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
                 base = ".".join([*up, base] if base else up)
             out.add(base)
             out.update(f"{base}.{a.name}" for a in node.names)
-        todo.extend(ast.iter_child_nodes(node))
-    # `from plan07.x import y` where y is a module counts as an import of plan07.x.y
-    return {m for m in out if m in modules and m != me} - {"plan07"}
+    # `from plan07.x import y` where y is a module counts as an import of plan07.x.y; an
+    # imported name counts as its module
+    found = set()
+    for m in out:
+        while m and m not in modules:
+            m = m.rpartition(".")[0]
+        if m and m != me:
+            found.add(m)
+    return found
 
 
 def graph() -> dict[str, set[str]]:
     files = {_module(p): p for p in ROOT.rglob("*.py")}
-    return {m: _imports(p, set(files)) for m, p in files.items()}
+    return {m: _imports(p, set(files)) - {"plan07"} for m, p in files.items()}
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -62,13 +78,40 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
     return sorted(sorted(c) for c in comps if len(c) > 1)
 
 
+def folder(module: str) -> str:
+    """`plan07.gate.checks` -> `gate`, `plan07.api` -> `api`."""
+    return module.split(".")[1] if "." in module else "plan07"
+
+
+def floor(module: str) -> int:
+    return next(i for i, names in enumerate(FLOORS) if folder(module) in names)
+
+
 def test_the_checker_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_plan07_has_no_import_cycle() -> None:
+def test_plan07_has_no_import_cycle_type_checking_imports_included() -> None:
     g = graph()
     assert "plan07.api" in g
     assert "plan07.plan.artifact" in g["plan07.api"]
     assert cycles(g) == []
+
+
+def test_every_folder_has_a_floor_and_imports_point_down() -> None:
+    g = graph()
+    placed = {n for names in FLOORS for n in names}
+    assert sorted({folder(m) for m in g} - placed - {"plan07", "entry", "rules",
+                                                      "schemas"}) == []
+    up = sorted(f"{m} -> {d}" for m, deps in g.items() for d in deps
+                if folder(m) in placed and folder(d) in placed and floor(d) < floor(m))
+    assert up == []
+
+
+def test_the_skins_import_only_the_public_api() -> None:
+    g = graph()
+    used = {d: sorted(m for m in g if folder(m) in SKINS and d in g[m])
+            for m in g if folder(m) in SKINS for d in g[m] if folder(d) not in SKINS}
+    assert sorted(set(used) - PUBLIC) == [], {d: used[d] for d in set(used) - PUBLIC}
+    assert len(PUBLIC) <= 8

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from plan07.gate import bytecode, outcomes
 from plan07.gate.baseline import Baseline, judge
 from plan07.gate.runner import Interpreter, TestRun, parse_junit, run_argv, run_env, run_tests
 from plan07.gate.testcommand import PYTEST_COMMAND, TestCommand
-from plan07.gate import bytecode, outcomes
 
 OWN = Interpreter(sys.executable, "plan07")
 USER_PATH = "/nonexistent-plan07-user-path"

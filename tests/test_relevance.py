@@ -10,10 +10,10 @@ import random
 import pytest
 
 from plan07.engine import ENGINES, evaluate, load_program
-from plan07.engine.fixtures import case_facts, discover
 from plan07.engine.relevance import prune
 from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
 from plan07.order.derive import all_facts, derive_order, prepare_facts
+from plan07.order.fixtures import case_facts, discover
 
 PROGRAM = load_program()
 DERIVED = sorted(PROGRAM.derived())

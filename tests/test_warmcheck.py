@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from plan07.gate import warmcheck
 from plan07.gate.runner import Interpreter, run_tests
 from plan07.gate.testcommand import TestCommand
-from plan07.gate import warmcheck
 from plan07.sandbox import check_env
 
 OWN = Interpreter(sys.executable, "plan07")

@@ -87,7 +87,7 @@ def _ob(oid: str, target: str, verb: str, cause: str, deps: list[str], check: st
 def evidence_for(root: Path, request: str, targets: Sequence[str]) -> Evidence:
     """plan07's own evidence of the snapshot, cut to the targets' 2-hop neighbourhood (what the
     planner keeps, and a bounded summary for the monolithic prompt)."""
-    from plan07.evidence import build_evidence, neighbourhood
+    from plan07 import build_evidence, neighbourhood
 
     try:
         ev = build_evidence(root, request=request)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from plan07 import caps
+from plan07 import ScriptedClient, caps
 from plan07.ab import contexts
 from plan07.ab.checker import Checker
 from plan07.ab.edits import Applied, revert_all
@@ -35,7 +35,6 @@ from plan07.ab.executors import Executor
 from plan07.ab.run import Ablation, RunResult, Session
 from plan07.ab.tasks import GoldStep, Task
 from plan07.ab.tokens import count_tokens, other_tokens
-from plan07.decompose.scripted import ScriptedClient
 from plan07.model import DriverView, Evidence, Obligation, Usage
 from plan07.vocab import covers, dotted_test
 
@@ -48,7 +47,7 @@ def gold_decomposer(obligations: Sequence[Obligation],
     (the same list the static chain runs); a scoped re-invocation returns the subgraph it was
     given, unchanged (the decomposition was right, the edit was wrong). Usage is counted with
     the harness tokenizer (plan07.ab.tokens), so planning calls cost tokens like any other."""
-    from plan07.decompose import Completion
+    from plan07 import Completion
 
     plan = json.dumps({"obligations": [o.model_dump(mode="json") for o in obligations]})
 
@@ -194,7 +193,7 @@ class _Drive:
         joins them). A node with no task obligation (a revision's) is shown as it is."""
         if self.ab.gate:
             return view
-        from plan07.plan import driver
+        from plan07 import driver_view
 
         real = {o.id: o.validation for o in self.s.task.obligations}
         node = next((n for n in p.artifact.nodes if n.id == view.node_id), None)
@@ -205,18 +204,16 @@ class _Drive:
             return view
         node = node.model_copy(update={"validation": " && ".join(real[i] for i in ids),
                                        "status": "ready"})
-        return driver.view(node, p.artifact.requirement, digest=view.failure_digest)
+        return driver_view(node, p.artifact.requirement, digest=view.failure_digest)
 
     def _feedback(self, p: Any, view: DriverView, broken: set[str],
                   edited: Sequence[str] = ()) -> None:
         """§3.6: the node passed its gate, yet tests that passed before now fail: consumers the
         plan did not foresee. Fed to the planner as impact feedback (revision trigger), as
         edges the plan can read (`feedback_edges`); what it cannot is said in the note."""
-        from plan07.plan import artifact as A
-
-        art = p.artifact
-        edges, left = feedback_edges(changed_entities(art, view.node_id),
-                                     [o.target_entity for o in A.obligations_of(art)],
+        art, obligations = p.artifact, p.obligations()
+        edges, left = feedback_edges(changed_entities(art, obligations, view.node_id),
+                                     [o.target_entity for o in obligations],
                                      self.known, broken, edited)
         if not edges:
             return
@@ -235,11 +232,10 @@ class _Drive:
         edges the edit's observed change follows (plan07.ab.observed.reaches): recon lists
         every potential consumer, not the ones this change reaches."""
         from plan07.ab.observed import reaches
-        from plan07.plan import artifact as A
 
-        art = p.artifact
-        targets = [o.target_entity for o in A.obligations_of(art)]
-        srcs = set(changed_entities(art, view.node_id))
+        art, obligations = p.artifact, p.obligations()
+        targets = [o.target_entity for o in obligations]
+        srcs = set(changed_entities(art, obligations, view.node_id))
         changes = observed_changes(self.s.repo, applied)
         edges = [e for e in self.s.task.evidence.impact.edges if e.src in srcs
                  and not any(covers(t, e.dst) for t in targets)
@@ -269,16 +265,14 @@ def observed_changes(repo: Path, applied: Sequence[Applied]) -> list[Any]:
     return out
 
 
-def changed_entities(art: Any, node_id: str) -> list[str]:
+def changed_entities(art: Any, obligations: Sequence[Obligation], node_id: str) -> list[str]:
     """The entities node `node_id` changes: its target, or each member's of a merged node (whose
     own `target_entity` joins them with " + ", which names no entity)."""
-    from plan07.plan import artifact as A
-
     node = next(n for n in art.nodes if n.id == node_id)
     if not node.cycle_collapsed:
         return [node.target_entity]
     members = set(node.members)
-    return [o.target_entity for o in A.obligations_of(art) if o.id in members] or [
+    return [o.target_entity for o in obligations if o.id in members] or [
         node.target_entity]
 
 
@@ -320,10 +314,9 @@ def feedback_edges(srcs: Sequence[str], targets: Sequence[str], known: set[str],
 def _digest(verdict: Any, repo: Path) -> str:
     """The one line (<= 160 chars) a retry carries: the planner's own digest of the failure
     (plan07.plan.retry), the same size as the baselines' one-line failure."""
-    from plan07.plan.retry import digest, parse
+    from plan07 import failure_digest
 
-    return digest(verdict.check, parse(verdict.output_tail, repo=str(repo.resolve())),
-                  verdict.output_tail)
+    return failure_digest(verdict.check, verdict.output_tail, repo=str(repo.resolve()))
 
 
 def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bound: int, *,
@@ -349,7 +342,7 @@ def run_planned(task: Task, repo: Path, executor: Executor, checker: Checker, bo
 def _deferred_checks(task: Task, s: Session, d: _Drive, evidence: Evidence) -> RunResult:
     """Gate off: the real checks run only at the end; a failure re-plans the failed nodes and
     their true dependents (plan07.plan.replan.affected_subgraph) as a new plan."""
-    from plan07.plan.replan import affected_subgraph
+    from plan07 import affected_subgraph
 
     nodes = [o for o in task.obligations]
     edges = [(dep, o.id) for o in nodes for dep in o.dependencies]

@@ -33,7 +33,7 @@ def _read_tree(root: Path) -> dict[str, str]:
 
 
 def _evidence(files: dict[str, str], request: str) -> Evidence:
-    from plan07.evidence import build_evidence
+    from plan07 import build_evidence
 
     with tempfile.TemporaryDirectory() as d:
         for rel, text in files.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,28 +17,16 @@ from plan07.cli.console import to_jsonable as to_jsonable
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plan07.api import Planner
-    from plan07.model import DriverView
+    from plan07.model import StatusRow
 
 JSON_HELP = "Print machine-readable JSON instead of human output."
-
-
-def next_data(planner: Planner, view: DriverView | None) -> dict[str, Any]:
-    """What `plan07 next --json` (and `resume --json`) prints: the view, or, with nothing left
-    to hand out, whether the plan may terminate and what blocks it."""
-    if view is None:
-        blockers = planner.termination_blockers()
-        return {"node_id": None, "can_terminate": not blockers, "termination_blockers": blockers}
-    from plan07.plan.driver import as_data
-
-    return as_data(view)
 
 
 def read_text(path: str, *, what: str) -> str:
     """Read FILE or '-' (stdin) as text, with an error naming the file."""
     if path == "-":
         return sys.stdin.read()
-    from plan07.store.boundedio import read_text as read_bounded
+    from plan07 import read_text as read_bounded
 
     return read_bounded(path, what=what)
 
@@ -60,7 +48,7 @@ def console() -> Console:
     return Console(width=min(shutil.get_terminal_size((80, 24)).columns, 100), soft_wrap=False)
 
 
-def status_table(con: Console, rows: list[dict[str, Any]]) -> None:
+def status_table(con: Console, rows: list[StatusRow]) -> None:
     from rich.table import Table
 
     table = Table(show_edge=False, pad_edge=False, expand=False)
@@ -70,11 +58,10 @@ def status_table(con: Console, rows: list[dict[str, Any]]) -> None:
         table.add_column(col, **kw)
     colours = {"complete": "green", "failed": "red", "pending": ""}
     for r in rows:
-        state = r["state"] if r["state"] != "pending" else r["status"]
-        if r["status"] == "alternative" and r["score"] is not None:
-            state = f"alt {r['score']:.2f}"
-        mark = "*" if r["active"] else ""
-        style = colours.get(r["state"], "")
-        table.add_row(mark + r["id"], r["verb"], r["target"],
-                      f"[{style}]{state}[/{style}]" if style else state, ",".join(r["deps"]))
+        state = r.state if r.state != "pending" else r.status
+        if r.status == "alternative" and r.score is not None:
+            state = f"alt {r.score:.2f}"
+        style = colours.get(r.state, "")
+        table.add_row(("*" if r.active else "") + r.id, r.verb, r.target,
+                      f"[{style}]{state}[/{style}]" if style else state, ",".join(r.deps))
     con.print(table)

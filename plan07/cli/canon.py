@@ -23,7 +23,7 @@ def canonicalize(
     Deterministic, no model. Criteria the request does not name are derived from its verbs and
     marked "needs confirmation". Same input, same bytes out.
     """
-    from plan07.request.canonicalize import canonicalize_with_notes
+    from plan07 import canonicalize_with_notes
 
     request = read_text(file, what="request")
     task = read_text(task_file, what="task") if task_file is not None else None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from plan07.errors import Plan07Error
 
 if TYPE_CHECKING:
-    from plan07.api import Planner
+    from plan07 import Planner
 
 _ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # typer's (click's) own pattern
 
@@ -63,7 +63,7 @@ def guarded(fn: Callable[[], int]) -> int:
     except Plan07Error as exc:
         print(f"error: {error_line(exc.one_line())}", file=sys.stderr)
         return exc.exit_code
-    except RecursionError:  # a structure nested past what a stage checks (input bounds, issue 15)
+    except RecursionError:  # a structure nested past what a stage checks (input bounds)
         print("error: input nested too deeply to process (RecursionError); "
               "nothing was written", file=sys.stderr)
         return 2
@@ -100,14 +100,11 @@ def print_json(obj: Any) -> None:
 
 
 def open_planner(state: Path | None) -> Planner:
-    """The plan in the state dir; every command loads (and validates) it once, after this."""
-    from plan07.api import Planner
-    from plan07.store import state as st
+    """The plan in the state dir (refused when there is none); every command loads (and
+    validates) it once, after this."""
+    from plan07 import Planner
 
-    d = st.state_dir(state)
-    if not st.exists(d):
-        st.load(d)  # raises: no plan here, and what to run
-    return Planner(d)
+    return Planner.at(state)
 
 
 def complete(node_id: str, state: Path | None, timeout: float, as_json: bool) -> int:

@@ -1,5 +1,5 @@
 """`plan07 decompose REQUEST --evidence E.json [--llm SPEC]`: the one §4 model call alone, printing
-the obligation set or the fallback, without planning. I/O only; the logic is plan07.decompose.call.
+the obligation set or the fallback, without planning. I/O only; the logic is plan07.decompose.
 
 Exit codes: 0 obligations; 1 the §4 fallback (`re_decompose`: the completion could not be used,
 or > 64 records were flagged for re-scoping) — a domain "no", printed in full (reason and raw
@@ -25,17 +25,16 @@ def decompose(
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """The §4 semantic decomposition alone: ONE model call -> typed obligations, or the fallback."""
-    from plan07.decompose import make_client
-    from plan07.decompose.call import decompose as run
-    from plan07.evidence import load_evidence
+    from plan07 import decompose_requirement as run
+    from plan07 import load_evidence, make_client
 
     client = make_client(llm)  # first: a bad --llm or a missing env var fails before any reading
     if request.endswith(".json") and request != "-":
-        from plan07.store.schema import load
+        from plan07 import load_artifact
 
-        requirement = load("requirement", request)
+        requirement = load_artifact("requirement", request)
     else:
-        from plan07.request.canonicalize import canonicalize
+        from plan07 import canonicalize
 
         requirement = canonicalize(read_text(request, what="request"))
     result = run(requirement, load_evidence(evidence), client)

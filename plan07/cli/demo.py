@@ -43,7 +43,7 @@ def demo(
                     "explained": run.proof, "audit": run.audit, "state": str(run.state_dir),
                     "repo": str(run.repo)})
     else:
-        from plan07.engine.provenance import render
+        from plan07 import render_proof as render
 
         if run.proof is not None and run.edge is not None:
             typer.echo(f"\nwhy {run.edge.from_} -> {run.edge.to} (rule {run.edge.rule}):")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from plan07.errors import InputError
-from plan07.gate.grammar import check_env
+from plan07.sandbox import check_env
 from plan07.vocab import related
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session_timeout"
@@ -127,10 +127,7 @@ class DemoRun:
 def run(work: Path, say: Callable[[str], None]) -> DemoRun:
     """Copy the example into `work`, plan it and drive it to the end (or the first failure);
     `say` gets one line per step."""
-    from plan07.api import Planner
-    from plan07.order.derive import explain
-    from plan07.plan.artifact import obligations_of
-    from plan07.store import state as st
+    from plan07 import Planner
 
     repo, state_dir = work / "session_timeout", work / "state"
     shutil.rmtree(repo, ignore_errors=True)
@@ -172,7 +169,6 @@ def run(work: Path, say: Callable[[str], None]) -> DemoRun:
     out.edge = next((e for e in art.edges if e.rule != "declared"),
                     art.edges[0] if art.edges else None)
     if out.edge is not None:
-        out.proof = explain(obligations_of(art), st.evidence_of(state_dir, art), out.edge.from_,
-                            out.edge.to, engine=art.engine, role_facts=art.roles)
-    out.audit = st.full_audit(state_dir, art)
+        out.proof = planner.explain(out.edge.from_, out.edge.to)
+    out.audit = planner.audit().audit
     return out

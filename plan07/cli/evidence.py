@@ -32,11 +32,10 @@ def recon(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Build evidence for a Python repository: recon graph, impact, soft-rank, localization."""
-    from plan07.evidence.build import build
-    from plan07.evidence.db import write_db
+    from plan07 import evidence_report, write_db
 
     text = read_text(request, what="request") if request else None
-    built = build(repo, request=text, seeds=seed or None, depth=depth)
+    built = evidence_report(repo, request=text, seeds=seed or None, depth=depth)
     for w in built.warnings:
         print(f"warning: {w}", file=sys.stderr)
     ev = built.evidence

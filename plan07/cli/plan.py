@@ -5,7 +5,7 @@ heavy imports live inside the commands."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -13,19 +13,11 @@ from plan07.cli._common import (
     JsonOpt,
     StateOpt,
     console,
-    next_data,
     open_planner,
     print_json,
     read_text,
     status_table,
 )
-from plan07.errors import InputError
-
-if TYPE_CHECKING:
-
-    pass
-
-
 
 # ---------------------------------------------------------------------------------------------
 # plan, next, complete
@@ -52,25 +44,17 @@ def plan(
     """The whole pipeline to a persisted plan: canonicalize, decompose, order, schedule, persist.
     The repo's interpreter and test command are fixed here, and the plan's tests run once on the
     unchanged repo (the CP0 baseline: failures already there are never blamed on a node)."""
-    from plan07.api import Planner
-    from plan07.plan.status import rows
+    from plan07 import Planner
 
     request = read_text(file, what="request")
     task = read_text(task_file, what="task") if task_file else None
-    ev = None
-    if evidence is not None:
-        from plan07.evidence import load_evidence
-
-        ev = load_evidence(evidence)
-    planner = Planner.create(request, repo=repo, evidence=ev, llm=llm, state_dir=state,
+    planner = Planner.create(request, repo=repo, evidence=evidence, llm=llm, state_dir=state,
                              engine=engine, task_text=task, python=python,
                              test_command=test_command)
+    for warning in planner.warnings:
+        typer.echo(warning, err=True)
     art = planner.artifact
     gate = art.gate
-    if gate is not None and gate.python_source == "plan07":
-        from plan07.gate.runner import Interpreter
-
-        typer.echo(Interpreter(gate.python, "plan07").warning(), err=True)
     if as_json:
         print_json(art)
         return
@@ -88,23 +72,21 @@ def plan(
     for v in art.violations:
         con.print(f"  [yellow]violation[/yellow] {v.kind}: {' '.join(v.nodes)} {v.detail}",
                   overflow="fold")
-    status_table(con, rows(art))
+    status_table(con, planner.status().nodes)
     con.print("next: [bold]plan07 next[/bold]")
 
 
 def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The single actionable obligation (§3.4), nothing of the rest of the schedule."""
-    planner = open_planner(state)
-    view = planner.next()
+    step = open_planner(state).next_step()
+    view, blockers = step.node, step.termination_blockers
     if as_json:
-        data = next_data(planner, view)
-        print_json(data)
-        if data.get("termination_blockers"):
+        print_json(step.data())
+        if blockers:
             raise typer.Exit(1)
         return
     if view is None:
         # §3.1 step 2: nothing left to hand out; the plan ends only if it may terminate
-        blockers = planner.termination_blockers()
         if blockers:
             typer.echo("nothing left to hand out, but the plan cannot terminate:")
             for line in blockers:
@@ -153,11 +135,8 @@ def confirm(
     as_json: JsonOpt = False,
 ) -> None:
     """Confirm acceptance criteria (§3.1 step 2): a plan may not terminate on a derived one."""
-    if bool(numbers) == all_:
-        raise InputError("give the criteria to confirm by number, or --all (not both)",
-                         field="criteria")
     planner = open_planner(state)
-    new = planner.confirm("all" if all_ else list(numbers or []))
+    new = planner.confirm(numbers or (), all=all_)
     if as_json:
         print_json({"confirmed": new, "can_terminate": not planner.termination_blockers()})
         return

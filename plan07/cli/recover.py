@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from plan07.cli._common import JsonOpt, StateOpt, next_data, print_json
+from plan07.cli._common import JsonOpt, StateOpt, print_json
 
 
 def feedback(
@@ -20,10 +20,9 @@ def feedback(
 
     Only the touched neighbourhood's edges are re-walked through the rules. Prints one line per
     revision."""
-    from plan07.api import Planner
-    from plan07.store.schema import load
+    from plan07 import Planner, load_artifact
 
-    fb = load("feedback", file)
+    fb = load_artifact("feedback", file)
     revisions = Planner.open(state).feedback(fb)  # checks fb against the plan before any write
     if as_json:
         print_json(revisions)
@@ -41,7 +40,7 @@ def rollback(
     as_json: JsonOpt = False,
 ) -> None:
     """Restore the repository's files and the plan state to a checkpoint (git work trees only)."""
-    from plan07.api import Planner
+    from plan07 import Planner
 
     done = Planner.open(state).rollback(to)
     if as_json:
@@ -66,13 +65,14 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
     The plan state (and, in a git work tree, the files) return to the last checkpoint; the
     obligation to continue with is printed, as `plan07 next` does."""
-    from plan07.api import Planner
+    from plan07 import Planner
 
     planner = Planner.open(state)
-    view = planner.resume()
+    step = planner.resume_step()
+    view = step.node
     saved = planner.restored.saved if planner.restored is not None else None
     if as_json:  # the shape of `plan07 next --json`; the saved ref on stderr
-        print_json(next_data(planner, view))
+        print_json(step.data())
         _say_saved(saved, err=True)
         return
     _say_saved(saved)

@@ -1,5 +1,6 @@
 """`plan07 order`, `plan07 explain`, `plan07 rules test|lint`: the rules seen from the command
-line. A thin skin over plan07.order.derive and plan07.engine (I/O only)."""
+line. A thin skin over the public API (plan07: the order stage, the engine's authoring tools;
+I/O only)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ def order(
     as_json: JsonOpt = False,
 ) -> None:
     """The rules alone: derived edges {from, to, rule} and the violations (§3.2)."""
+    from plan07 import derive_order, load_evidence, load_obligations
     from plan07.model import Evidence
-    from plan07.order.derive import derive_order, load_evidence_file, load_obligations
 
     obs = load_obligations(obligations)
-    ev = load_evidence_file(evidence) if evidence else Evidence()
+    ev = load_evidence(evidence) if evidence else Evidence()
     result = derive_order(obs, ev, engine=engine, rules_path=rules)
     if as_json:
         print_json(result)
@@ -39,21 +40,6 @@ def order(
     for c in result.cycles:
         typer.echo(f"  cycle {' '.join(c)}: they require each other; the scheduler collapses "
                    f"them into one step ({c[0]}_cycle, validated as one unit)")
-
-
-def _from_state(state: Path, evidence: Path | None) -> tuple[list[Any], Any, str, Any]:
-    from plan07.order.derive import load_evidence_file
-    from plan07.plan.artifact import obligations_of
-    from plan07.store import schema
-    from plan07.store.state import evidence_of
-
-    plan_path = state / "plan.json"
-    if not plan_path.exists():
-        raise InputError("no plan.json here; run `plan07 plan` first or pass --obligations",
-                         source=str(state))
-    art = schema.load("plan", plan_path)
-    ev = load_evidence_file(evidence) if evidence else evidence_of(state, art)
-    return obligations_of(art), ev, art.engine, art.roles
 
 
 def explain(
@@ -73,39 +59,37 @@ def explain(
     as_json: JsonOpt = False,
 ) -> None:
     """Why the edge SRC -> DST exists (proof tree), or why not (exit 1)."""
-    from plan07.engine.provenance import render
-    from plan07.model import Evidence
-    from plan07.order.derive import explain as explain_edge
-    from plan07.order.derive import explain_violation, load_evidence_file, load_obligations
+    from plan07 import PlanReader, load_evidence, render_proof
 
     if violation is None and dst is None:
         raise InputError("explain an edge needs SRC and DST (or --violation KIND)", field="DST")
     if violation is not None:
         check_violation_kind(violation, rules)
+    ev = load_evidence(evidence) if evidence else None
     if facts is not None:
         proof = _explain_facts(facts, src, dst, violation, depth, rules)
-    else:
-        if obligations is not None:
-            obs, given = load_obligations(obligations), None
-            ev = load_evidence_file(evidence) if evidence else Evidence()
-            eng = engine or "pydatalog"
-        else:
-            from plan07.store.state import state_dir
+    elif obligations is not None:
+        from plan07 import explain as explain_edge
+        from plan07 import explain_violation, load_obligations
+        from plan07.model import Evidence
 
-            obs, ev, plan_engine, given = _from_state(state_dir(state), evidence)
-            eng = engine or plan_engine
+        obs, eng = load_obligations(obligations), engine or "pydatalog"
         if violation:
-            proof = explain_violation(obs, ev, violation, [src] + ([dst] if dst else []),
-                                      engine=eng, depth=depth, rules_path=rules, role_facts=given)
+            proof = explain_violation(obs, ev or Evidence(), violation,
+                                      [src] + ([dst] if dst else []), engine=eng, depth=depth,
+                                      rules_path=rules)
         else:
             assert dst is not None
-            proof = explain_edge(obs, ev, src, dst, engine=eng, depth=depth, rules_path=rules,
-                                 role_facts=given)
+            proof = explain_edge(obs, ev or Evidence(), src, dst, engine=eng, depth=depth,
+                                 rules_path=rules)
+    else:
+        proof = PlanReader.at(state).explain(src, dst, violation=violation, depth=depth,
+                                             evidence=ev, engine=engine, rules=rules)
     if as_json:
         print_json(proof)
     elif proof.holds and proof.tree is not None:
         typer.echo(f"{proof.goal} holds (proof height {proof.height})")
-        typer.echo("\n".join(render(proof.tree)))
+        typer.echo("\n".join(render_proof(proof.tree)))
     else:
         typer.echo(f"{proof.goal} does not hold")
         for line in proof.why_not:
@@ -114,24 +98,10 @@ def explain(
         raise typer.Exit(1)
 
 
-def violation_kinds(rules: Path | None = None) -> list[str] | None:
-    """The kinds the rule file's `violation(A, B, "kind")` heads name (docs/rules.md
-    "Violations"), sorted; None when a head leaves the kind a variable (then any kind may hold)."""
-    from plan07.engine import load_program
-    from plan07.engine.ir import Const
-
-    kinds: set[str] = set()
-    for r in load_program(rules).rules:
-        if r.head.relation == "violation" and r.head.args:
-            kind = r.head.args[-1]
-            if not isinstance(kind, Const):
-                return None
-            kinds.add(str(kind.value))
-    return sorted(kinds)
-
-
 def check_violation_kind(kind: str, rules: Path | None = None) -> None:
     """An unknown kind is bad input (exit 2), not a violation that does not hold (exit 1)."""
+    from plan07 import violation_kinds
+
     kinds = violation_kinds(rules)
     if kinds is not None and kind not in kinds:
         raise InputError(f"unknown violation kind {kind!r}; known kinds: {', '.join(kinds)}",
@@ -140,9 +110,7 @@ def check_violation_kind(kind: str, rules: Path | None = None) -> None:
 
 def _explain_facts(path: Path, src: str, dst: str | None, violation: str | None,
                    depth: int | None, rules: Path | None) -> Any:
-    from plan07.engine import load_program
-    from plan07.engine.fixtures import load_facts
-    from plan07.engine.provenance import explain_facts
+    from plan07 import explain_facts, load_facts, load_program
 
     if depth is not None and depth < 0:
         raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
@@ -170,13 +138,12 @@ def rules_test(
     as_json: JsonOpt = False,
 ) -> None:
     """Run tests/rules/<rule>/<case>/ on the engine(s); exit 1 if any case fails."""
-    from plan07.engine import ENGINES, check_engine
-    from plan07.engine.fixtures import discover, run_all
+    from plan07 import ENGINES, check_engine, discover_fixtures, run_fixtures
 
     engines = list(ENGINES) if engine == "both" else [check_engine(engine)]
     if accept and len(engines) > 1:
         engines = engines[:1]
-    results = run_all(discover(fixtures, rule), engines, rules, accept=accept)
+    results = run_fixtures(discover_fixtures(fixtures, rule), engines, rules, accept=accept)
     failed = [r for r in results if not r.ok]
     if as_json:
         print_json({"cases": len(results), "failed": [
@@ -212,8 +179,7 @@ def rules_lint(
     as_json: JsonOpt = False,
 ) -> None:
     """Lint a rule file: errors exit 2 (with file:line), warnings exit 0."""
-    from plan07.engine import rules_path
-    from plan07.engine.lint import lint_file
+    from plan07 import lint_file, rules_path
 
     path = rules_path(file)
     if not path.is_file():

@@ -1,5 +1,5 @@
-"""`plan07 status|show|audit`: a persisted plan seen from the command line. A thin skin over
-plan07.plan.status, plan07.cli.render and plan07.store.state (I/O only)."""
+"""`plan07 status|show|audit`: a persisted plan seen from the command line. A thin skin over the
+Planner's reading side (plan07.reader) and plan07.cli.render (I/O only)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,9 @@ from plan07.errors import InputError
 def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The plan as a table: id, verb, target, state, deps (* marks the handed-out node), then the
     acceptance criteria. Exit 1 when nothing is left to hand out and the plan cannot terminate."""
-    from plan07.plan.status import report
-
-    art = open_planner(state).artifact
-    data = report(art)
-    left, blockers, reached = data.pop("left"), data["termination_blockers"], \
-        data["checkpoints_reached"]
+    planner = open_planner(state)
+    art, data = planner.artifact, planner.status()
+    left, blockers, reached = data.left, data.termination_blockers, data.checkpoints_reached
     if as_json:
         print_json(data)
     else:
@@ -28,14 +25,14 @@ def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         con.print(f"[bold]{art.plan_id}[/bold]: {done}/{len(art.schedule.order)} steps "
                   f"complete, checkpoint {reached[-1] if reached else '-'} of "
                   f"{len(art.checkpoints) - 1}")
-        status_table(con, data["nodes"])
-        for c in data["criteria"]:
-            how = ("proven by " + ", ".join(c["covered_by"]) if c["covered_by"] else
-                   "confirmed" if c["confirmed"] else
-                   "" if c["kind"] == "named" else "UNSETTLED")
-            how = f"{c['kind']}, {how}" if how else c["kind"]
-            con.print(f"  criterion {c['n']} [{how}]: {c['criterion']}",
-                      overflow="fold", markup=False)
+        status_table(con, data.nodes)
+        for c in data.criteria:
+            how = ("proven by " + ", ".join(c.covered_by) if c.covered_by else
+                   "confirmed" if c.confirmed else
+                   "" if c.kind == "named" else "UNSETTLED")
+            how = f"{c.kind}, {how}" if how else c.kind
+            con.print(f"  criterion {c.n} [{how}]: {c.criterion}", overflow="fold",
+                      markup=False)
         if not left:
             con.print("can terminate" if not blockers else "cannot terminate:", markup=False)
             for b in blockers:
@@ -64,14 +61,10 @@ def show(
 
 def audit(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Every audit row (spilled ones included): one per state transition, edits linked."""
-    from plan07.store import state as st
-
-    planner = open_planner(state)
-    art = planner.artifact
-    rows = st.full_audit(planner.state_dir, art)
-    revs = st.full_revisions(planner.state_dir, art)
+    log = open_planner(state).audit()
+    rows, revs = log.audit, log.revision_history
     if as_json:
-        print_json({"plan_id": art.plan_id, "audit": rows, "revision_history": revs})
+        print_json(log)
         return
     from rich.table import Table
 

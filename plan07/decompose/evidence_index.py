@@ -11,7 +11,7 @@ from collections import defaultdict
 from plan07 import caps
 from plan07.evidence.impact import RELATIONS
 from plan07.model import Evidence, ImpactEdge
-from plan07.vocab import covers, exercised_by, file_module, pytest_id
+from plan07.vocab import covers, file_module, pytest_id
 
 REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
 # the impact relation of a may-call recon guessed from a method's name (docs/evidence.md): a
@@ -50,7 +50,7 @@ class EvidenceIndex:
         self.nodes = {n.id: n for n in ev.recon.nodes}
         self.tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
         self.test_ids = set(self.tests.values())
-        self.exercised = exercised_by(ev)  # entity -> pytest ids
+        self.exercised = ev.exercised()  # entity -> pytest ids
         self.used: dict[str, set[str]] = defaultdict(set)  # entity -> what it consumes
         for e in ev.recon.edges:
             if e.kind in self.consume_kinds:

@@ -41,6 +41,21 @@ def constants(relation: str, path: Path | None = None) -> tuple[str, ...]:
     return load_program(path).constants(relation)
 
 
+def violation_kinds(path: Path | None = None) -> list[str] | None:
+    """The kinds the rule file's `violation(A, B, "kind")` heads name (docs/rules.md
+    "Violations"), sorted; None when a head leaves the kind a variable (then any kind may hold)."""
+    from plan07.engine.ir import Const
+
+    kinds: set[str] = set()
+    for r in load_program(path).rules:
+        if r.head.relation == "violation" and r.head.args:
+            kind = r.head.args[-1]
+            if not isinstance(kind, Const):
+                return None
+            kinds.add(str(kind.value))
+    return sorted(kinds)
+
+
 def load_program(path: Path | None = None) -> Program:
     """Parse and stratify-check a rule file: once per process (by path, mtime and size), and
     across processes once per content (the parsed program pickled in the user cache,

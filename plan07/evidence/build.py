@@ -31,7 +31,7 @@ TEST_TREE = re.compile(r"(?:^|/)(?:tests?|testing)/")
 
 
 @dataclass
-class Built:
+class EvidenceReport:
     evidence: Evidence
     warnings: list[str] = field(default_factory=list)
     files: int = 0
@@ -40,17 +40,17 @@ class Built:
 def build_evidence(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
                    depth: int = 2) -> Evidence:
     """Built-in evidence for the Python repository at `repo` (the public evidence interface)."""
-    return build(repo, request=request, seeds=seeds, depth=depth).evidence
+    return evidence_report(repo, request=request, seeds=seeds, depth=depth).evidence
 
 
-def build(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
-          depth: int = 2) -> Built:
-    """build_evidence, keeping the warnings (files that did not parse) and the file count."""
+def evidence_report(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
+          depth: int = 2) -> EvidenceReport:
+    """`build_evidence`, keeping the warnings (files that did not parse) and the file count."""
     if not 0 <= depth <= EVIDENCE_MAX_DEPTH:
         raise InputError(f"depth must be in 0..{EVIDENCE_MAX_DEPTH}, got {depth}", field="--depth",
                          cap="EVIDENCE_MAX_DEPTH")
     rr = recon(Path(repo))
-    return Built(assemble(rr, Path(repo), request=request, seeds=seeds, depth=depth),
+    return EvidenceReport(assemble(rr, Path(repo), request=request, seeds=seeds, depth=depth),
                  rr.warnings, len({n.file for n in rr.nodes}))
 
 

@@ -61,6 +61,17 @@ class GateContext:
 
 
 @dataclass(frozen=True)
+class GateRun:
+    """What the gate runs for one handed-out node: the node, its members (a collapsed cycle),
+    the repo, and the test calls reserved for its checks (plan07.gate.grammar.runnable_checks)."""
+
+    node: PlanNode
+    members: list[Obligation]
+    repo: Path
+    reserved: int
+
+
+@dataclass(frozen=True)
 class PlannedCheck:
     """What `check_node` will run for a node."""
 

@@ -1,14 +1,12 @@
-"""The plan's gate (§3.5, issue 11): its check world fixed at CP0 and read back at each
-`complete`, what each pass certified, and the gate's part in when a plan may terminate. I/O: the
-CP0 baseline sidecar beside plan.json, the repo's files (fingerprints); the checks themselves
+"""The plan's gate (§3.5): its check world fixed at CP0 and read back at each `complete`. I/O:
+the CP0 baseline sidecar beside plan.json, the repo's files (fingerprints); the checks themselves
 are plan07.gate.checks.
 
 - `prepare`: at CP0, the repo's interpreter (plan07.gate.runner), its test command
-  (plan07.gate.testcommand) and the baseline run of the plan's tests (`baseline.json`).
+  (plan07.gate.testcommand) and the baseline run of the plan's tests (`baseline.<digest>.json`).
 - `checked_run`: one node's check, with the repo fingerprinted before and after it: a file
   changed while the check ran makes it inconclusive, so a checkpoint certifies the content the
-  check ran on (`record_pass` notes it).
-- `gate_blockers` / `proved_by_test` (plan07.plan.criteria): no false "done".
+  check ran on (plan07.plan.criteria.record_pass notes it).
 """
 
 from __future__ import annotations
@@ -21,13 +19,19 @@ from typing import TYPE_CHECKING
 
 from plan07.errors import InputError
 from plan07.gate.baseline import Baseline
-from plan07.gate.checks import EXCLUDE_DIRS, GateContext, defined_test, run_node, take_baseline
+from plan07.gate.checks import (
+    EXCLUDE_DIRS,
+    GateContext,
+    GateRun,
+    defined_test,
+    run_node,
+    take_baseline,
+)
 from plan07.gate.runner import Interpreter
 from plan07.gate.testcommand import TestCommand
 
 if TYPE_CHECKING:
     from plan07.model import Evidence, GateInfo, PlanArtifact, PlanNode, Verdict
-    from plan07.plan.transitions import GateRun
 
 BASELINE_FILE = "baseline.json"  # a plan made before the name held the content's digest
 _BASELINE_NAME = re.compile(r"baseline(\.[0-9a-f]{16})?\.json")
@@ -98,9 +102,7 @@ def prepare(repo: Path, art: PlanArtifact, evidence: Evidence, *, python: str | 
             test_command: str | None, state_dir: Path) -> tuple[GateInfo, Baseline]:
     """`prepare_gate` for a new plan: its gate (recorded on `art` too) and the baseline."""
     from plan07.gate.grammar import check_env
-    from plan07.vocab import exercised_by
-
-    exercised = {k: sorted(v) for k, v in exercised_by(evidence).items()}
+    exercised = evidence.exercised()
     info, base = prepare_gate(repo, art.nodes, exercised, python=python,
                               test_command=test_command, env=check_env(repo=repo),
                               state_dir=state_dir)
@@ -126,16 +128,16 @@ def baseline_name(base: Baseline) -> str:
     return f"baseline.{digest}.json"
 
 
-def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, *,
+def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, evidence: Evidence, *,
                 timeout: float) -> tuple[Verdict, str | None]:
     """§3.3 step 4: run the handed-out node's check on the content fingerprinted before it,
     compared after it (an edit made while it ran is not certified: inconclusive). Returns the
     verdict and the content it ran on."""
-    from plan07.gate.grammar import check_env
     from plan07.gate import bytecode
+    from plan07.gate.grammar import check_env
 
     tree = fingerprint(run.repo, keep=[state_dir])
-    ctx = context_for(art, state_dir, tree=tree, env=check_env(repo=run.repo))
+    ctx = context_for(art, state_dir, evidence, tree=tree, env=check_env(repo=run.repo))
     verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
     if fingerprint(run.repo, keep=[state_dir]) != tree:
         if ctx.pycache is not None:  # compiled from files changing under it: none kept
@@ -183,21 +185,19 @@ def read_baseline(state_dir: Path, info: GateInfo) -> Baseline | None:
     return Baseline.from_json(data)
 
 
-def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
+def context_for(art: PlanArtifact, state_dir: Path, evidence: Evidence, *, tree: str | None,
                 env: Mapping[str, str]) -> GateContext:
     """The gate's context for the plan's next check: its recorded interpreter and command, the
     CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
     checkpoint (`tree`: the content now), and whether a change was validated already."""
+    from plan07.gate import bytecode
     from plan07.gate.runner import find_python
     from plan07.gate.testcommand import load_command
-    from plan07.gate import bytecode
     from plan07.plan.artifact import reached_checkpoints
-    from plan07.store import checkpoint, state
-    from plan07.vocab import exercised_by
+    from plan07.store import checkpoint
 
     repo = Path(art.repo or ".")
-    evidence = state.evidence_of(state_dir, art)
-    exercised = {k: sorted(v) for k, v in exercised_by(evidence).items()}
+    exercised = evidence.exercised()
     gate = art.gate
     if gate is None:  # a plan made before the gate recorded its world
         return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,
@@ -219,47 +219,3 @@ def context_for(art: PlanArtifact, state_dir: Path, *, tree: str | None,
                  for n in art.nodes)
     return GateContext(repo, interp, command, read_baseline(state_dir, gate), exercised,
                        changed, landed, env, bytecode.cache_dir())
-
-
-def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str | None) -> None:
-    """Note on the plan what a passing check ran on: the content, whether it changed since the
-    previous validated state, whether an executed test proved it."""
-    from plan07.model import GateRecord
-
-    if art.gate is None:
-        return
-    prev = [r.tree for r in art.gate.validated.values() if r.tree]
-    before = prev[-1] if prev else art.gate.cp0_tree
-    proved = verdict.kind in ("pytest_node", "pytest_path") or bool(verdict.tests)
-    art.gate.validated[node.id] = GateRecord(tree=tree, changed=tree != before, proved=proved)
-
-
-def gate_blockers(art: PlanArtifact) -> list[str]:
-    """Why the gate will not let the plan terminate (issue 11, no false "done"): modify nodes
-    were planned and none of the validated ones changed any file."""
-    if art.gate is None:
-        return []
-    mods = [n for n in art.nodes if n.obligation == "modify" and n.status != "alternative"]
-    if not mods:
-        return []
-    recs = art.gate.validated
-    if any(recs[n.id].changed for n in mods if n.id in recs):
-        return []
-    if all(n.state == "complete" for n in mods):
-        return ["no modify node changed any file: the plan's changes were never made (every "
-                "validated modify ran on the content of CP0 or of the step before it)"]
-    return []
-
-
-def proved_by_test(art: PlanArtifact, index: int, text: str) -> bool:
-    """A named criterion is settled only when an executed test proved a node that addresses it
-    (a complete node whose caused_by cites it; if none cites it, any complete node). True for a
-    plan made before the gate recorded its world."""
-    if art.gate is None:
-        return True
-    done = [n for n in art.nodes if n.state == "complete"]
-    key = text.strip()[:60]
-    cited = [n for n in done if f"criterion {index}" in n.caused_by or (key and key in
-                                                                         n.caused_by)]
-    recs = art.gate.validated
-    return any(recs[n.id].proved for n in (cited or done) if n.id in recs)

@@ -24,14 +24,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
-from pydantic import BaseModel, Field, WithJsonSchema, field_serializer
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from plan07.errors import Plan07Error
-from plan07.model import DriverView, Revision, Verdict, Violation
-from plan07.model.proof import Proof
+from plan07.model import NextStep, PlanStatus, Proof, Revision, Verdict, Violation
 
 if TYPE_CHECKING:
-    from plan07.api import Planner
+    from plan07 import Planner
 
 SERVER_NAME = "plan07"
 INSTRUCTIONS = (
@@ -59,9 +58,9 @@ NodeId = Annotated[str, Field(description="The obligation id `next` handed out, 
 def _feedback_schema() -> dict[str, Any]:
     """The shipped feedback schema with its `$defs` inlined: it becomes one property of the
     tool's input schema, where a `#/$defs/...` reference would point at the wrong root."""
-    from plan07.store.schema import shipped
+    from plan07 import shipped_schema
 
-    schema = shipped("feedback")
+    schema = shipped_schema("feedback")
     defs = schema.get("$defs", {})
 
     def inline(node: Any) -> Any:
@@ -98,58 +97,6 @@ class PlanResult(BaseModel):
                                "are probably missing; pass `python`).")
 
 
-class NextResult(BaseModel):
-    """The single actionable obligation (§3.4), or, when nothing is left to hand out, whether
-    the plan may terminate and what blocks it."""
-
-    node: DriverView | None = Field(description="The obligation to work on now (§3.4 view); "
-                                    "null when nothing is left to hand out.")
-
-    @field_serializer("node")
-    def _view(self, node: DriverView | None) -> dict[str, Any] | None:
-        """The view in the CLI's shape (plan07.plan.driver.as_data)."""
-        from plan07.plan.driver import as_data
-
-        return None if node is None else as_data(node)
-    can_terminate: bool = Field(description="True only when no node is left and every "
-                                "termination condition holds: the plan is done.")
-    termination_blockers: list[str] = Field(description="Why the plan may not terminate yet "
-                                            "(empty while a node is handed out, or when done).")
-
-
-class StatusRow(BaseModel):
-    id: str
-    verb: str
-    target: str
-    state: str
-    status: str
-    deps: list[str]
-    active: bool
-    score: float | None
-
-
-class CriterionRow(BaseModel):
-    n: int
-    criterion: str
-    kind: str
-    settled: bool
-    covered_by: list[str]
-    confirmed: bool
-
-
-class StatusResult(BaseModel):
-    """The plan table and its acceptance criteria, as `plan07 status --json` prints them: for the
-    person supervising the agent (the agent works from `next`)."""
-
-    plan_id: str
-    active: str | None
-    nodes: list[StatusRow]
-    checkpoints_reached: list[str]
-    criteria: list[CriterionRow]
-    can_terminate: bool
-    termination_blockers: list[str]
-
-
 class FeedbackResult(BaseModel):
     """One revision per change the feedback made (empty: the plan already accounts for it)."""
 
@@ -173,9 +120,9 @@ class RollbackResult(BaseModel):
 
 
 def _planner(state: str | None) -> Planner:
-    from plan07.api import Planner
+    from plan07 import Planner
 
-    return Planner.open(Path(state) if state else None)
+    return Planner.open(state or None)
 
 
 def plan(
@@ -204,14 +151,9 @@ def plan(
     (replacing a plan already in the state dir), and run the plan's tests once in the repo's
     environment (the CP0 baseline; what fails already is never blamed). Returns the plan's id
     and sizes, not its schedule; call `next` for the obligation to work on."""
-    from plan07.api import Planner
+    from plan07 import Planner
 
-    ev = None
-    if evidence is not None:
-        from plan07.evidence import load_evidence
-
-        ev = load_evidence(Path(evidence))
-    planner = Planner.create(request, repo=Path(repo), evidence=ev, llm=llm,
+    planner = Planner.create(request, repo=Path(repo), evidence=evidence, llm=llm,
                              state_dir=Path(state) if state else None, engine=engine,
                              python=python, test_command=None if test_command is None
                              else json.dumps(test_command))
@@ -222,20 +164,12 @@ def plan(
                       python=f"{gate.python} (from {gate.python_source})" if gate else None)
 
 
-def _next_result(planner: Planner, view: DriverView | None) -> NextResult:
-    if view is not None:
-        return NextResult(node=view, can_terminate=False, termination_blockers=[])
-    blockers = planner.termination_blockers()
-    return NextResult(node=None, can_terminate=not blockers, termination_blockers=blockers)
-
-
-def next_(state: State = None) -> NextResult:
+def next_(state: State = None) -> NextStep:
     """The single actionable obligation (§3.4): id, verb, target, preconditions, permitted
     actions and bounds, required validation; nothing of the rest of the schedule. The same node
     until it is completed. When nothing is left: whether the plan may terminate, or what blocks
     it (failed nodes, unsettled acceptance criteria)."""
-    planner = _planner(state)
-    return _next_result(planner, planner.next())
+    return _planner(state).next_step()
 
 
 def complete(
@@ -255,30 +189,12 @@ def complete(
     return verdict
 
 
-def status(state: State = None) -> StatusResult:
+def status(state: State = None) -> PlanStatus:
     """The plan as a table (id, verb, target, state, deps; `active` marks the handed-out node)
     and its acceptance criteria, for the person supervising the agent: the result's text is
     marked for the user (content annotation audience ["user"]). The agent works from `next`,
     which shows only the current obligation."""
-    from plan07.plan.artifact import reached_checkpoints
-    from plan07.plan.criteria import criteria_status, termination_blockers
-
-    art = _planner(state).artifact
-    order = art.schedule.order
-    pos = {nid: i for i, nid in enumerate(order)}
-    nodes = [
-        StatusRow(id=n.id, verb=n.obligation, target=n.target_entity, state=n.state,
-                  status=n.status, deps=list(n.dependencies), active=n.id == art.active,
-                  score=art.branch_scores.get(n.id))
-        for n in sorted(art.nodes, key=lambda n: (pos.get(n.id, len(order)), n.id))
-    ]
-    criteria = [CriterionRow(n=c.index, criterion=c.text, kind=c.kind, settled=c.settled,
-                             covered_by=list(c.covered_by), confirmed=c.confirmed)
-                for c in criteria_status(art)]
-    blockers = termination_blockers(art)
-    return StatusResult(plan_id=art.plan_id, active=art.active, nodes=nodes,
-                        checkpoints_reached=reached_checkpoints(art), criteria=criteria,
-                        can_terminate=not blockers, termination_blockers=blockers)
+    return _planner(state).status()
 
 
 def explain(
@@ -290,14 +206,7 @@ def explain(
     """Why the plan orders SRC before DST: a minimal-height proof tree (rule id,
     rules/ordering.dl:LINE, fact sources). When the edge does not hold (a normal result):
     the closest candidate rule and its first missing premise (`why_not`)."""
-    from plan07.order.derive import explain as explain_edge
-    from plan07.plan.artifact import obligations_of
-    from plan07.store import state as st
-
-    planner = _planner(state)
-    art = planner.artifact
-    return explain_edge(obligations_of(art), st.evidence_of(planner.state_dir, art), src, dst,
-                        engine=art.engine, depth=depth, role_facts=art.roles)
+    return _planner(state).explain(src, dst, depth=depth)
 
 
 def feedback(
@@ -309,9 +218,9 @@ def feedback(
 ) -> FeedbackResult:
     """Impact feedback (§3.6): add the obligations an unforeseen impact needs, remove falsified
     ones, re-walk only the touched edges through the rules. One revision per change."""
-    from plan07.store.schema import parse
+    from plan07 import parse_artifact
 
-    fb = parse("feedback", feedback, source="feedback")
+    fb = parse_artifact("feedback", feedback, source="feedback")
     return FeedbackResult(revisions=_planner(state).feedback(fb))
 
 
@@ -324,13 +233,8 @@ def confirm(
 ) -> ConfirmResult:
     """Confirm acceptance criteria (§3.1 step 2) on the user's word: a plan may not terminate on
     a derived criterion, or a command plan07 never runs, until it is confirmed."""
-    from plan07.errors import InputError
-
-    if bool(criteria) == all:
-        raise InputError("give the criteria to confirm by number, or --all (not both)",
-                         field="criteria")
     planner = _planner(state)
-    new = planner.confirm("all" if all else list(criteria or []))
+    new = planner.confirm(criteria or (), all=all)
     return ConfirmResult(confirmed=new, can_terminate=not planner.termination_blockers())
 
 
@@ -346,11 +250,10 @@ def rollback(
                           removed=list(done.removed))
 
 
-def resume(state: State = None) -> NextResult:
+def resume(state: State = None) -> NextStep:
     """After a crash: back to the last checkpoint (plan state, and files in a git tree), then
     the obligation to continue with, as `next` returns it."""
-    planner = _planner(state)
-    return _next_result(planner, planner.resume())
+    return _planner(state).resume_step()
 
 
 # name -> (function, read-only?, destructive?)

@@ -6,6 +6,7 @@ from here (`from plan07.model import PlanArtifact`):
   a check's verdict (§3.5) and impact feedback (§3.6);
 - `evidence`: the 03/04/05/06 evidence bundle plan07 reads;
 - `proof`: the proof tree `explain` returns;
+- `views`: what the Planner answers a skin (the next step, the status table, the audit);
 - `fields`: the strict base model and the constrained field types they share.
 
 The JSON Schemas shipped in `plan07/schemas/` are generated from these (plan07.store.schema).
@@ -54,8 +55,14 @@ from plan07.model.evidence import (
     SoftRank,
 )
 from plan07.model.proof import Proof, ProofNode
+from plan07.model.views import AuditLog, CriterionRow, NextStep, PlanStatus, StatusRow
 
 __all__ = [
+    "AuditLog",
+    "CriterionRow",
+    "NextStep",
+    "PlanStatus",
+    "StatusRow",
     "AuditRow",
     "Bounds",
     "Checkpoint",

@@ -9,7 +9,7 @@ base are plan07.model.fields'.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -192,9 +192,9 @@ class PermittedActions(Strict):
 
 
 class DriverView(Strict):
-    """The §3.4 fields, then what an agent needs to act on this one obligation (issue 12):
-    the plan's goal, why this obligation exists and its evidence, the acceptance criteria it
-    serves, and what its check will run. Still one node: never another node or the schedule."""
+    """The §3.4 fields, then what an agent needs to act on this one obligation: the plan's goal,
+    why this obligation exists and its evidence, the acceptance criteria it serves, and what its
+    check will run. Still one node: never another node or the schedule."""
 
     node_id: ObligationId
     obligation: Verb
@@ -210,6 +210,11 @@ class DriverView(Strict):
     evidence: Annotated[str, StringConstraints(max_length=caps.EVIDENCE_MAX_CHARS)] = ""
     criteria: Annotated[list[Predicate], Field(max_length=caps.MAX_ACCEPTANCE_CRITERIA)] = []
     check: Field500 = ""
+
+    def data(self) -> dict[str, Any]:
+        """The view as JSON data, the one shape every surface shows (`plan07 next --json`,
+        resume, the MCP `next` tool): the failure digest only on a retry, never as null."""
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pydantic import StringConstraints
 
 from plan07 import caps
 from plan07.model.fields import Entity, Field500, Strict, Unit
+from plan07.vocab import pytest_id
 
 NodeKind = Literal[
     "module", "class", "function", "method", "test", "migration", "config", "schema"
@@ -76,5 +77,15 @@ class Evidence(Strict):
     localization: list[Localization] = []
     context: list[ContextItem] = []
     soft_rank: dict[str, SoftRank] = {}
+
+    def exercised(self) -> dict[str, list[str]]:
+        """Entity -> the pytest ids (sorted) of the tests reaching it through recon `tests` or
+        `calls` edges: the gate's one question of the evidence."""
+        tests = {n.id: pytest_id(n.id, n.file) for n in self.recon.nodes if n.kind == "test"}
+        out: dict[str, set[str]] = {}
+        for e in self.recon.edges:
+            if e.src in tests and e.kind in ("tests", "calls"):
+                out.setdefault(e.dst, set()).add(tests[e.src])
+        return {k: sorted(v) for k, v in out.items()}
 
 

@@ -40,7 +40,7 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def build(
+def new_artifact(
     requirement: Requirement, obligations: Sequence[Obligation], order: OrderResult,
     evidence: Evidence, *, repo: Path | None, engine: str, llm: str, usage: list[Usage], now: str,
     plan_id: str | None = None,
@@ -199,9 +199,9 @@ def bounds(art: PlanArtifact, node_id: str) -> NodeBounds:
 
 def record(art: PlanArtifact, node_id: str, event: str, trace: str, *, time: str,
            accepted_edit: str = "") -> None:
-    """Append one audit row."""
-    art.audit.append(AuditRow(obligation=node_id, accepted_edit=accepted_edit, trace=trace,
-                              event=event, time=time))
+    """Append one audit row; its trace is cut to caps.FIELD_MAX_CHARS."""
+    art.audit.append(AuditRow(obligation=node_id, accepted_edit=accepted_edit,
+                              trace=trace[: caps.FIELD_MAX_CHARS], event=event, time=time))
 
 
 def next_rev(art: PlanArtifact) -> int:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from plan07.model import PlanArtifact
+from plan07.model import GateRecord, PlanArtifact, PlanNode, Verdict
 from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
 
 # §3.1 step 2 / §3.5: when may a plan terminate? Every scheduled node validated by a runnable
@@ -21,9 +21,9 @@ from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
 #   derived  - the request named no criterion and these were derived (needs_confirmation): the
 #              user must confirm them, a plan may not terminate on an unconfirmed one;
 #   named    - a behaviour the request named in prose: no check names it, the spec counts it a
-#              legal terminal once every scheduled node's validation passed, and (issue 11, no
-#              false "done") an executed test proved a complete node that addresses it
-#              (`gate.proved_by_test`); else the user confirms it.
+#              legal terminal once every scheduled node's validation passed, and (no false
+#              "done") an executed test proved a complete node that addresses it
+#              (`proved_by_test`); else the user confirms it.
 _COMMAND_CRITERION = re.compile(r"^`(?P<cmd>[^`]+)` succeeds$")
 _PYTEST_QUIET_OPTS = {"-q", "-qq", "-x", "-v", "-vv", "--quiet", "--verbose", "-rA"}
 CriterionKind = Literal["check", "command", "derived", "named"]
@@ -39,7 +39,7 @@ class Criterion:
     checks: tuple[str, ...]  # the pytest ids / paths a `check` criterion names
     covered_by: tuple[str, ...]  # complete nodes whose validation runs every one of them
     confirmed: bool
-    proved: bool = True  # named: an executed test proved a node addressing it (issue 11)
+    proved: bool = True  # named: an executed test proved a node addressing it
 
     @property
     def settled(self) -> bool:
@@ -86,8 +86,6 @@ def _pytest_command(cmd: str) -> list[str] | None:
 
 def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
     """Every acceptance criterion of the plan with how (and whether) it is settled. Pure."""
-    from plan07.gate.world import proved_by_test
-
     done: list[tuple[str, str]] = []  # (node id, validation) of complete nodes, members too
     for n in artifact.nodes:
         if n.state != "complete":
@@ -123,10 +121,8 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
     terminate while a scheduled node's validation is unverifiable or not passed, nor while an
     acceptance criterion is unsettled (`criteria_status`: a derived one unconfirmed, a named
     test no complete validation runs, a command nobody confirmed), nor when its modify nodes
-    changed no file (`gate.gate_blockers`).
+    changed no file (`gate_blockers`).
     """
-    from plan07.gate.world import gate_blockers
-
     out: list[str] = []
     for n in artifact.nodes:
         if n.status == "alternative":
@@ -142,10 +138,56 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
         elif n.state != "complete":
             out.append(f"{n.id}: not complete (state {n.state})")
     out += [b for c in criteria_status(artifact) if (b := c.blocker())]
-    out += gate_blockers(artifact)  # issue 11: no false "done" (no modify changed any file)
+    out += gate_blockers(artifact)  # no false "done": no modify changed any file
     return out
 
 
 def can_terminate(artifact: PlanArtifact) -> bool:
     """True iff `termination_blockers(artifact)` is empty. Pure."""
     return not termination_blockers(artifact)
+
+
+# ---------------------------------------------------------------------------------------------
+# what the gate certified (§3.5): notes a pass leaves on the plan, and the rules that read them
+
+
+def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str | None) -> None:
+    """Note on the plan what a passing check ran on: the content, whether it changed since the
+    previous validated state, whether an executed test proved it."""
+    if art.gate is None:
+        return
+    prev = [r.tree for r in art.gate.validated.values() if r.tree]
+    before = prev[-1] if prev else art.gate.cp0_tree
+    proved = verdict.kind in ("pytest_node", "pytest_path") or bool(verdict.tests)
+    art.gate.validated[node.id] = GateRecord(tree=tree, changed=tree != before, proved=proved)
+
+
+def gate_blockers(art: PlanArtifact) -> list[str]:
+    """Why the gate will not let the plan terminate (no false "done", docs/safety.md): modify nodes
+    were planned and none of the validated ones changed any file."""
+    if art.gate is None:
+        return []
+    mods = [n for n in art.nodes if n.obligation == "modify" and n.status != "alternative"]
+    if not mods:
+        return []
+    recs = art.gate.validated
+    if any(recs[n.id].changed for n in mods if n.id in recs):
+        return []
+    if all(n.state == "complete" for n in mods):
+        return ["no modify node changed any file: the plan's changes were never made (every "
+                "validated modify ran on the content of CP0 or of the step before it)"]
+    return []
+
+
+def proved_by_test(art: PlanArtifact, index: int, text: str) -> bool:
+    """A named criterion is settled only when an executed test proved a node that addresses it
+    (a complete node whose caused_by cites it; if none cites it, any complete node). True for a
+    plan made before the gate recorded its world."""
+    if art.gate is None:
+        return True
+    done = [n for n in art.nodes if n.state == "complete"]
+    key = text.strip()[:60]
+    cited = [n for n in done if f"criterion {index}" in n.caused_by or (key and key in
+                                                                         n.caused_by)]
+    recs = art.gate.validated
+    return any(recs[n.id].proved for n in (cited or done) if n.id in recs)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from plan07 import caps
 from plan07.errors import PlanStateError
@@ -89,20 +88,14 @@ def check_text(validation: str) -> str:
     return f"nothing plan07 can run ({v!r} is no check it knows): confirm it by hand"
 
 
-def as_data(v: DriverView) -> dict[str, Any]:
-    """The view as JSON data, the one shape every surface shows (`plan07 next --json`, resume,
-    the MCP `next` tool): the failure digest only on a retry, never as null."""
-    return v.model_dump(mode="json", exclude_none=True)
-
-
 def as_text(v: DriverView) -> str:
     """What `plan07 next --json` prints for the view."""
-    return json.dumps(as_data(v), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(v.data(), indent=2, ensure_ascii=False) + "\n"
 
 
 def model_context(v: DriverView) -> str:
     """The serialized view a model reads: the DriverView and nothing else."""
-    return json.dumps(as_data(v), indent=2, sort_keys=True)
+    return json.dumps(v.data(), indent=2, sort_keys=True)
 
 
 def admit_edit(node_id: str, edited: Sequence[str], path: str) -> list[str]:

@@ -17,15 +17,15 @@ if TYPE_CHECKING:
     from plan07.decompose import LLMClient
 
 
-class Built(NamedTuple):
+class Draft(NamedTuple):
     artifact: PlanArtifact  # scheduled, audited as built; CP0 not yet recorded
     evidence: Evidence  # all of it (the artifact keeps the obligations' 2-hop neighbourhood)
     client: LLMClient
 
 
-def build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
+def draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
           engine: str, task_text: str | None, plan_id: str | None, now: str | None,
-          max_retries: int, ordering: bool) -> Built:
+          max_retries: int, ordering: bool) -> Draft:
     """The plan of `request` over `repo` (see `Planner.create` for the arguments). Raises when a
     stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations."""
     if not repo.is_dir():
@@ -36,14 +36,14 @@ def build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLM
     # planning builds few reference cycles (the recon graph and the models hold none; pyDatalog
     # collects its own): the collector would only rescan the evidence as the stages allocate
     with collector.paused():
-        return _build(request, repo=repo, evidence=evidence, llm=llm, engine=engine,
+        return _draft_plan(request, repo=repo, evidence=evidence, llm=llm, engine=engine,
                       task_text=task_text, plan_id=plan_id, now=now, max_retries=max_retries,
                       ordering=ordering)
 
 
-def _build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
+def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
            engine: str, task_text: str | None, plan_id: str | None, now: str | None,
-           max_retries: int, ordering: bool) -> Built:
+           max_retries: int, ordering: bool) -> Draft:
     from plan07.decompose import make_client
     from plan07.decompose.call import decompose
     from plan07.evidence import build_evidence, neighbourhood
@@ -65,11 +65,11 @@ def _build(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LL
     order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles) \
         if ordering else OrderResult()
     kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
-    artifact = A.build(
+    artifact = A.new_artifact(
         requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
         llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
         usage=[dec.usage] if dec.usage else [], now=now or A.now(), plan_id=plan_id,
     )
     artifact.max_retries = max_retries
     artifact.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
-    return Built(artifact, evidence, client)
+    return Draft(artifact, evidence, client)

@@ -19,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from plan07.errors import InputError
+from plan07.errors import InputError, PlanStateError
 from plan07.model import (
     Decomposition,
     DerivedEdge,
+    Evidence,
     Obligation,
     OrderResult,
+    PlanArtifact,
     PlanNode,
     RoleFacts,
     Violation,
@@ -139,3 +141,19 @@ def splice(frag: Fragment, order: OrderResult, dec: Decomposition, scope: Sequen
     violations += [v for v in walked.violations if set(v.nodes) & new_ids]
     return Replan(frag.failed, frag.affected, frag.removed, list(dec.obligations), edges,
                   violations, dec, rewalked=[o.id for o in scope])
+
+
+def respond(frag: Fragment, art: PlanArtifact, dec: Decomposition,
+            evidence: Evidence) -> Replan:
+    """The scoped reply `dec` over the plan `art`: the rules re-walk the new fragment and its
+    direct upstream (only they), and the result is spliced in. Raises PlanStateError when the
+    reply is refused (a fallback, a reused or unknown id); the rules' own refusals propagate."""
+    from plan07.order.derive import derive_order
+
+    order = OrderResult(edges=art.edges, violations=art.violations)
+    scope = reply_scope(frag, order, dec)
+    if isinstance(scope, Replan):
+        raise PlanStateError(scope.reason, reason="replan_refused", node=frag.failed)
+    walked = derive_order(scope, evidence, engine=art.engine,
+                          role_facts={**(art.roles or {}), **(dec.roles or {})})
+    return splice(frag, order, dec, scope, walked)

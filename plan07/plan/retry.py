@@ -170,6 +170,12 @@ def digest(check: str, p: Parsed, tail: str = "") -> str:
     return (text + at)[:DIGEST_MAX_CHARS]
 
 
+def failure_digest(check: str, output: str, repo: str = "") -> str:
+    """The one line (<= DIGEST_MAX_CHARS) a retry carries for a failed check's `output` (the
+    driver view's `failure_digest`): a harness's baselines give their retries the same."""
+    return digest(check, parse(output, repo=repo), output)
+
+
 def _test_file(test_id: str) -> str:
     return test_id.split("::", 1)[0]
 

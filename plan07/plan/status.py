@@ -5,9 +5,7 @@ to hand out, and whether the plan may terminate. Pure.
 
 from __future__ import annotations
 
-from typing import Any
-
-from plan07.model import PlanArtifact
+from plan07.model import CriterionRow, PlanArtifact, PlanStatus, StatusRow
 
 
 def anything_left(art: PlanArtifact) -> bool:
@@ -24,26 +22,26 @@ def _pos(art: PlanArtifact, nid: str) -> tuple[int, str]:
     return (order.index(nid), "") if nid in order else (len(order), nid)
 
 
-def rows(art: PlanArtifact) -> list[dict[str, Any]]:
+def rows(art: PlanArtifact) -> list[StatusRow]:
     """One row per node, in execution order (alternatives after)."""
     return [
-        {"id": n.id, "verb": n.obligation, "target": n.target_entity, "state": n.state,
-         "status": n.status, "deps": n.dependencies, "active": n.id == art.active,
-         "score": art.branch_scores.get(n.id)}
+        StatusRow(id=n.id, verb=n.obligation, target=n.target_entity, state=n.state,
+                  status=n.status, deps=list(n.dependencies), active=n.id == art.active,
+                  score=art.branch_scores.get(n.id))
         for n in sorted(art.nodes, key=lambda n: _pos(art, n.id))
     ]
 
 
-def report(art: PlanArtifact) -> dict[str, Any]:
-    """The status of `art` (`plan07 status --json`), plus `left`: anything left to hand out."""
+def status(art: PlanArtifact) -> PlanStatus:
+    """The status of `art` (`plan07 status`), with `left`: anything left to hand out."""
     from plan07.plan.artifact import reached_checkpoints
     from plan07.plan.criteria import criteria_status, termination_blockers
 
     blockers = termination_blockers(art)
-    criteria = [{"n": c.index, "criterion": c.text, "kind": c.kind, "settled": c.settled,
-                 "covered_by": list(c.covered_by), "confirmed": c.confirmed}
+    criteria = [CriterionRow(n=c.index, criterion=c.text, kind=c.kind, settled=c.settled,
+                             covered_by=list(c.covered_by), confirmed=c.confirmed)
                 for c in criteria_status(art)]
-    return {"plan_id": art.plan_id, "active": art.active, "nodes": rows(art),
-            "checkpoints_reached": reached_checkpoints(art), "criteria": criteria,
-            "can_terminate": not blockers, "termination_blockers": blockers,
-            "left": anything_left(art)}
+    return PlanStatus(plan_id=art.plan_id, active=art.active, nodes=rows(art),
+                      checkpoints_reached=reached_checkpoints(art), criteria=criteria,
+                      can_terminate=not blockers, termination_blockers=blockers,
+                      left=anything_left(art))

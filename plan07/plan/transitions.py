@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from plan07 import caps
@@ -27,6 +26,7 @@ from plan07.model import (
 )
 from plan07.plan import artifact as A
 from plan07.plan import driver
+from plan07.plan.criteria import record_pass
 from plan07.vocab import sort_ids
 
 if TYPE_CHECKING:  # a failed check's modules: a passing `complete` imports neither
@@ -45,16 +45,16 @@ def hand_out(art: PlanArtifact, *, time: str) -> PlanNode | None:
         return None
     if art.active != current.id:
         art.active = current.id
-        art.epoch = (art.epoch or 0) + 1  # issue 15: a verdict must match its hand-out
+        art.epoch = (art.epoch or 0) + 1  # a verdict must match its hand-out (docs/safety.md)
         A.record(art, current.id, "handed_out",
                  f"handed out: {current.obligation} {current.target_entity}", time=time)
     return current
 
 
-def admit_edit(art: PlanArtifact, node_id: str, path: str | Path, *, time: str) -> None:
-    """The handed-out node edited `path` (§3.4: at most 5 files per node)."""
+def admit_edit(art: PlanArtifact, node_id: str, rel: str, *, time: str) -> None:
+    """The handed-out node edited `rel`, a path relative to the repo (§3.4: at most 5 files per
+    node)."""
     driver.require_active(art.active, node_id)
-    rel = _relative(path, art.repo)
     b = A.bounds(art, node_id)
     art.bounds[node_id] = b.model_copy(
         update={"edited_files": driver.admit_edit(node_id, b.edited_files, rel)})
@@ -71,22 +71,10 @@ def admit_test_call(art: PlanArtifact, node_id: str) -> None:
         update={"test_calls": driver.admit_test_call(node_id, b.test_calls)})
 
 
-@dataclass(frozen=True)
-class GateRun:
-    """What the gate runs for a node: the node, its members (a collapsed cycle), the repo, and
-    the test calls reserved for its checks."""
-
-    node: PlanNode
-    members: list[Obligation]
-    repo: Path
-    reserved: int
-
-
-def gate_run(art: PlanArtifact, node_id: str) -> GateRun:
-    """What the gate runs for `node_id`; refused when the node may not be validated now
-    (complete, stuck, not ready, not the handed-out one, no repo). Changes nothing."""
-    from plan07.gate.grammar import runnable_checks
-
+def validatable(art: PlanArtifact, node_id: str) -> tuple[PlanNode, list[Obligation]]:
+    """The node `node_id` and its members (a collapsed cycle), when it may be validated now;
+    refused when it may not (complete, stuck, not ready, not the handed-out one, no repo).
+    Changes nothing."""
     node = A.node(art, node_id)
     if node.state == "complete":
         raise PlanStateError(f"obligation {node_id!r} is already complete; run `plan07 next`",
@@ -105,20 +93,18 @@ def gate_run(art: PlanArtifact, node_id: str) -> GateRun:
     if not art.repo:
         raise PlanStateError("the plan records no repository; re-run `plan07 plan --repo DIR`",
                              reason="no_repo", node=node_id)
-    members, repo = list(art.collapsed.get(node_id, [])), Path(art.repo)
-    return GateRun(node, members, repo, runnable_checks(node, members, repo))
+    return node, list(art.collapsed.get(node_id, []))
 
 
-def reserve(art: PlanArtifact, run: GateRun) -> int | None:
+def reserve(art: PlanArtifact, node_id: str, reserved: int) -> int | None:
     """§3.4 bounds: the gate's own checks count against max_test_calls; they are reserved before
     anything runs, so the 11th call is refused, not made. Returns the hand-out epoch the
-    verdict must match (issue 15), read under the same lock as the reservation."""
-    nid = run.node.id
-    driver.require_active(art.active, nid)
-    if run.reserved:
-        b = A.bounds(art, nid)
-        art.bounds[nid] = b.model_copy(
-            update={"test_calls": driver.admit_gate_calls(nid, b.test_calls, run.reserved)})
+    verdict must match, read under the same lock as the reservation."""
+    driver.require_active(art.active, node_id)
+    if reserved:
+        b = A.bounds(art, node_id)
+        art.bounds[node_id] = b.model_copy(
+            update={"test_calls": driver.admit_gate_calls(node_id, b.test_calls, reserved)})
     return art.epoch
 
 
@@ -152,27 +138,22 @@ class ScopedCall:
     mark: tuple[int, str]
 
 
-def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence, *,
-           time: str, tree: str | None = None, epoch: int | None = None) -> Settled:
-    """§3.5: record the verdict. pass -> complete, reschedule, the checkpoints it reached; fail
-    -> failed, then runtime-structured retry (plan07.plan.retry, no model call to decide): a local
-    failure hands the same node out again with its digest; a plan-implicating one returns the
-    scoped replan to make; past the node's retry bound, nothing (no model call). An inconclusive
-    verdict (the environment, not the node: plan07.gate.checks) changes nothing but the audit and
-    refunds its calls: no failure, no replan. `tree`: the content the check ran on. A verdict
-    for a node settled meanwhile, or handed out again since its check started (another
-    `epoch`: a resume, a rollback), is stale: nothing changes, no refund (issue 15)."""
-    from plan07.gate.world import record_pass
-
-    node_id = verdict.node_id
+def settle(art: PlanArtifact, node_id: str, reserved: int, verdict: Verdict,
+           evidence: Evidence, *, time: str, tree: str | None = None,
+           epoch: int | None = None) -> Settled:
+    """§3.5: record the verdict of `node_id`'s check (`reserved`: the test calls reserved for
+    it). pass -> complete, reschedule, the checkpoints it reached; fail -> failed, then the
+    runtime backstop (plan07.plan.backstop), else runtime-structured retry (plan07.plan.retry,
+    no model call to decide, `_after_failure`). An inconclusive verdict (the environment, not
+    the node) changes nothing but the audit and refunds its calls. `tree`: the content the check
+    ran on. A verdict for a node settled meanwhile, or handed out again since its check started
+    (another `epoch`: a resume, a rollback), is stale: nothing changes, no refund."""
     node = A.node(art, node_id)
     if node.state == "complete" or art.active != node_id or art.epoch != epoch:
         return Settled(stale=True)
-    unused = run.reserved if verdict.inconclusive else run.reserved - verdict.test_calls
-    refund(art, node_id, unused)
+    refund(art, node_id, reserved if verdict.inconclusive else reserved - verdict.test_calls)
     if verdict.inconclusive:
-        A.record(art, node_id, "inconclusive",
-                 f"not judged: {verdict.inconclusive}"[: caps.FIELD_MAX_CHARS], time=time)
+        A.record(art, node_id, "inconclusive", f"not judged: {verdict.inconclusive}", time=time)
         return Settled()
     art.active = None
     if verdict.passed:
@@ -190,55 +171,54 @@ def settle(art: PlanArtifact, run: GateRun, verdict: Verdict, evidence: Evidence
              time=time)
     if merge_consumers(art, node_id, verdict, evidence, time=time):
         return Settled()
+    return _after_failure(art, node_id, verdict, evidence, time=time)
+
+
+# the audit row of each retry decision (plan07.plan.retry.Action)
+_RETRY_EVENT = {"stop": "retry_refused", "local": "retry_local", "reopen": "retry_reopen",
+                "plan": "retry_plan"}
+
+
+def _after_failure(art: PlanArtifact, node_id: str, verdict: Verdict, evidence: Evidence, *,
+                   time: str) -> Settled:
+    """Runtime-structured retry, one decision (plan07.plan.retry.decide, no model call):
+    stop (the bound is spent: never handed out again), local (the same node again, with its
+    digest), reopen (complete nodes' work is at fault: them first, then this node) or plan (the
+    scoped replan to make, returned)."""
     from plan07.plan import retry
 
     spent = A.bounds(art, node_id)
-    # runtime-structured retry (plan07.plan.retry): classified without a model
     d = retry.decide(retry.facts_of(art, node_id, evidence), verdict.kind, verdict.output_tail,
                      retry.History(spent.retries, spent.replans, spent.signature, spent.repeats),
                      k=caps.LOCAL_RETRIES_BEFORE_REPLAN, max_retries=art.max_retries,
                      max_replans=caps.MAX_REPLANS_PER_NODE, repo=art.repo or "")
-    counts = {"retries": min(spent.retries + 1, caps.MAX_RETRIES_CAP + 1),
-              "signature": d.signature, "repeats": min(d.repeats, caps.MAX_RETRIES_CAP + 1),
-              "digest": d.digest}
-    if d.action == "stop":  # the bound is spent: no model call, never handed out again
-        art.bounds[node_id] = spent.model_copy(update=counts)
-        A.record(art, node_id, "retry_refused",
-                 A.stuck_text(node_id, art.bounds[node_id])[: caps.FIELD_MAX_CHARS], time=time)
-        A.reschedule(art, evidence)
-        return Settled()
-    if d.action == "local":  # the same node again, with the digest; no model call
-        art.bounds[node_id] = spent.model_copy(update=counts)
-        A.record(art, node_id, "retry_local", f"local retry ({d.reason}): {d.digest}"
-                 [: caps.FIELD_MAX_CHARS], time=time)
-        A.reschedule(art, evidence)
-        if node_id in (art.schedule.ready or []):
-            art.active = node_id  # handed out again, before any other ready node
-            art.epoch = (art.epoch or 0) + 1  # a new hand-out: an older verdict is stale
-        return Settled()
-    if d.action == "reopen":  # complete nodes' work is at fault: them first, then this node
-        art.bounds[node_id] = spent.model_copy(update=counts)
-        for nid in d.reopen:
-            A.node(art, nid).state = "pending"
-            art.bounds[nid] = A.bounds(art, nid).model_copy(update={
-                "retries": counts["retries"], "digest": d.digest})
-        A.record(art, node_id, "retry_reopen", f"re-opened {', '.join(d.reopen)} ({d.reason}): "
-                 f"{d.digest}"[: caps.FIELD_MAX_CHARS], time=time)
-        A.reschedule(art, evidence)
-        first = next((n for n in art.schedule.ready or [] if n in d.reopen), None)
-        if first is not None:
-            art.active = first
-            art.epoch = (art.epoch or 0) + 1
-        return Settled()
-    attempt = spent.replans + 1
-    art.bounds[node_id] = spent.model_copy(update={**counts, "replans": attempt})
-    A.record(art, node_id, "retry_plan", f"scoped replan: {d.reason}"[: caps.FIELD_MAX_CHARS],
-             time=time)
-    from plan07.plan.replan import fragment
+    retries = min(spent.retries + 1, caps.MAX_RETRIES_CAP + 1)
+    attempt = spent.replans + (d.action == "plan")
+    art.bounds[node_id] = spent.model_copy(update={
+        "retries": retries, "signature": d.signature, "digest": d.digest, "replans": attempt,
+        "repeats": min(d.repeats, caps.MAX_RETRIES_CAP + 1)})
+    trace = {"stop": lambda: A.stuck_text(node_id, art.bounds[node_id]),
+             "local": lambda: f"local retry ({d.reason}): {d.digest}",
+             "reopen": lambda: f"re-opened {', '.join(d.reopen)} ({d.reason}): {d.digest}",
+             "plan": lambda: f"scoped replan: {d.reason}"}[d.action]()
+    A.record(art, node_id, _RETRY_EVENT[d.action], trace, time=time)
+    if d.action == "plan":
+        from plan07.plan.replan import fragment
 
-    frag = fragment(art.nodes, A.obligations_of(art), node_id)
-    prefix = f"{node_id.split('_')[0]}.r{A.next_rev(art)}."
-    return Settled(replan=ScopedCall(frag, prefix, attempt, mark(art)))
+        frag = fragment(art.nodes, A.obligations_of(art), node_id)
+        prefix = f"{node_id.split('_')[0]}.r{A.next_rev(art)}."
+        return Settled(replan=ScopedCall(frag, prefix, attempt, mark(art)))
+    for nid in d.reopen:  # only a reopen names nodes
+        A.node(art, nid).state = "pending"
+        art.bounds[nid] = A.bounds(art, nid).model_copy(update={
+            "retries": retries, "digest": d.digest})
+    A.reschedule(art, evidence)
+    again = {"local": (node_id,), "reopen": d.reopen}.get(d.action, ())
+    first = next((n for n in art.schedule.ready or [] if n in again), None)
+    if first is not None:  # handed out again, before any other ready node: a new hand-out
+        art.active = first
+        art.epoch = (art.epoch or 0) + 1  # an older verdict is stale
+    return Settled()
 
 
 def digest_of(art: PlanArtifact, node: PlanNode) -> str | None:
@@ -268,7 +248,7 @@ def merge_consumers(art: PlanArtifact, node_id: str, verdict: Verdict, evidence:
     joined = sort_ids({n for v in merged for n in v.nodes})
     A.revise(art, f"runtime backstop: {node_id} failed in its consumers' tests; "
              f"{', '.join(joined)} merged into one atomic step", node_id, time=time)
-    A.record(art, node_id, "merged", merged[0].detail[: caps.FIELD_MAX_CHARS], time=time)
+    A.record(art, node_id, "merged", merged[0].detail, time=time)
     return True
 def _passed_trace(node: PlanNode, verdict: Verdict) -> str:
     """The audit line of a pass: red, the tests reaching the target, what failed already."""
@@ -278,7 +258,7 @@ def _passed_trace(node: PlanNode, verdict: Verdict) -> str:
         note = f"; and the tests reaching {node.target_entity}: " \
                f"{', '.join(verdict.tests[:4])}{note}"
     red = " (red)" if verdict.red else ""
-    return f"validated: {verdict.check} passed{red}{note}"[: caps.FIELD_MAX_CHARS]
+    return f"validated: {verdict.check} passed{red}{note}"
 
 
 def mark(art: PlanArtifact) -> tuple[int, str]:
@@ -297,8 +277,7 @@ def keep_plan(art: PlanArtifact, node_id: str, why: str, evidence: Evidence, *,
               time: str) -> None:
     """The scoped replan fell back, or its fragment was refused: the plan stays as it was and
     the failed node is offered again."""
-    A.record(art, node_id, "replan_kept", f"plan kept as it was: {why}"[: caps.FIELD_MAX_CHARS],
-             time=time)
+    A.record(art, node_id, "replan_kept", f"plan kept as it was: {why}", time=time)
     A.reschedule(art, evidence)
 
 
@@ -334,7 +313,7 @@ def apply_replan(art: PlanArtifact, call: ScopedCall, result: Replan, evidence: 
 
 
 def refuse_falsifying_complete(art: PlanArtifact, fb: Feedback) -> None:
-    """A complete obligation's validation passed: feedback may not falsify it (issue 15); a
+    """A complete obligation's validation passed: feedback may not falsify it; a
     rollback to a checkpoint before it comes first. Changes nothing."""
     done = {m for n in art.nodes if n.state == "complete" for m in (n.members or [n.id])}
     hit = sorted(set(fb.falsified_obligations) & done)
@@ -420,7 +399,7 @@ def confirm(art: PlanArtifact, criteria: Iterable[int] | Literal["all"], *,
     nums = ", ".join(map(str, new))
     texts = "; ".join(repr(status[i - 1].text[:60]) for i in new)
     A.record(art, "plan", "confirmed", f"acceptance criteria {nums} confirmed by the user: "
-             f"{texts}"[: caps.FIELD_MAX_CHARS], time=time)
+             f"{texts}", time=time)
     A.revise(art, f"confirmed acceptance criteria {nums} (§3.1 step 2)", "user", time=time)
     return new
 
@@ -430,22 +409,14 @@ def returned(art: PlanArtifact, plan: PlanArtifact, cp: Checkpoint, event: str, 
     """The plan state back at checkpoint `cp` (`plan`, as recorded there), keeping the audit,
     the revision history and the usage, which say what happened; nothing handed out."""
     # the logs, the usage and the hand-out epoch only ever grow (a verdict of an older epoch must
-    # never match a new hand-out, issue 15)
+    # never match a new hand-out)
     keep = ("audit", "audit_overflow", "revision_history", "revisions_overflow", "usage",
             "epoch")
     out = plan.model_copy(update={k: getattr(art, k) for k in keep} | {"active": None})
     what = event.replace("_", " ")
     if seq is not None:
-        out.checkpoint_seq = seq  # plan.json commits the return to this record (issue 15)
-    A.record(out, cp.id, event, f"{what} to {cp.id}: plan state as at step {cp.step}; {files}"
-             [: caps.FIELD_MAX_CHARS], time=time)
+        out.checkpoint_seq = seq  # plan.json commits the return to this record
+    A.record(out, cp.id, event, f"{what} to {cp.id}: plan state as at step {cp.step}; {files}",
+             time=time)
     A.revise(out, f"{what} to checkpoint {cp.id}", cp.id, time=time)
     return out
-
-
-def _relative(path: str | Path, repo: str | None) -> str:
-    p = Path(path)
-    if repo and p.is_absolute() and p.resolve().is_relative_to(Path(repo)):
-        return p.resolve().relative_to(Path(repo)).as_posix()
-    return p.as_posix()
-

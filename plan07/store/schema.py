@@ -120,7 +120,7 @@ def parse(name: str, data: Any, *, source: str | None = None) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    out_dir = Path(__file__).parent / "schemas"
+    out_dir = Path(__file__).parents[1] / "schemas"
     if argv[:1] == ["--write"]:
         for name in SCHEMAS:
             (out_dir / f"{name}.schema.json").write_text(render(generate(name)), "utf-8")

@@ -26,7 +26,7 @@ from typing import Any
 
 from plan07 import caps
 from plan07.errors import InputError
-from plan07.model import AuditRow, DriverView, Evidence, LogOverflow, PlanArtifact, Revision
+from plan07.model import AuditRow, Evidence, LogOverflow, PlanArtifact, Revision
 from plan07.store.boundedio import write_atomic
 
 STATE_ENV = "PLAN07_STATE"
@@ -286,7 +286,7 @@ class Transaction:
 
     def __init__(self, art: PlanArtifact) -> None:
         self.art = art
-        self.view: DriverView | None = None  # a hand-out's view: saved to VIEW_FILE
+        self.view_text: str | None = None  # a hand-out's view as `next --json` prints it
 
 
 @contextmanager
@@ -302,18 +302,17 @@ def transaction(d: Path) -> Iterator[Transaction]:
         yield tx
         if tx.art != before:
             save(d, tx.art)
-        if tx.view is not None:
-            write_view(d, tx.view)
+        if tx.view_text is not None:
+            write_view(d, tx.view_text)
 
 
-def write_view(d: Path, view: DriverView) -> None:
-    """VIEW_FILE: what `plan07 next --json` prints for `view` (redacted), keyed by the digest of
-    plan.json as it is now, under the lock. While plan.json keeps those bytes, `next` would print
-    exactly this again; plan07.entry answers from it without loading the plan."""
-    from plan07.plan.driver import as_text
+def write_view(d: Path, text: str) -> None:
+    """VIEW_FILE: what `plan07 next --json` prints for the handed-out view (`text`, redacted),
+    keyed by the digest of plan.json as it is now, under the lock. While plan.json keeps those
+    bytes, `next` would print exactly this again; plan07.entry answers from it without loading
+    the plan."""
     from plan07.sandbox import redact
 
-    text = as_text(view)
     key = hashlib.sha256((d / PLAN_FILE).read_bytes()).hexdigest()
     write_atomic(d / VIEW_FILE, json.dumps({"plan_sha256": key, "text": redact(text)}))
 
