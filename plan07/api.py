@@ -28,8 +28,7 @@ from plan07.model import (
     Revision,
     Verdict,
 )
-from plan07.plan import artifact as A
-from plan07.plan import transitions
+from plan07.plan import amend, artifact, transitions
 from plan07.reader import PlanReader
 from plan07.store import state
 
@@ -81,7 +80,7 @@ class Planner(PlanReader):
         (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
         only.
 
-        The gate's world is fixed here (plan07.gate.world.prepare, issue 11): the repo's
+        The gate's world is fixed here (plan07.gate.world.prepare): the repo's
         interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own),
         its test command (`test_command`, a JSON argv template, else [tool.plan07] of the repo's
         pyproject.toml, else pytest) and the CP0 baseline of the plan's tests."""
@@ -95,24 +94,25 @@ class Planner(PlanReader):
             from plan07.evidence import load_evidence
 
             evidence = load_evidence(evidence)
-        artifact, evidence, client = pipeline.draft_plan(
+        draft, evidence, client = pipeline.draft_plan(
             request, repo=repo, evidence=evidence, llm=llm, engine=engine, task_text=task_text,
             plan_id=plan_id, now=now, max_retries=max_retries, ordering=ordering)
         if plan_id is not None:
             checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
-        info, base = gate.prepare(repo.resolve(), artifact, evidence, python=python,
+        info, base = gate.prepare(repo.resolve(), draft, evidence, python=python,
                                   test_command=test_command, state_dir=d)
         planner = cls(d, None if isinstance(llm, str) else client)
-        cp0 = artifact.checkpoints[0]
-        A.record(artifact, cp0.id, "checkpoint", A.checkpoint_trace(cp0), time=now or A.now())
+        cp0 = draft.checkpoints[0]
+        artifact.record(draft, cp0.id, "checkpoint", artifact.checkpoint_trace(cp0),
+                        time=now or artifact.now())
         # everything that can refuse runs before anything is written: a refused plan leaves no
         # file, lock or ref, and an older plan in `d` whole
-        ref = records.planned_ref(d, repo.resolve(), artifact.plan_id, cp0.id)
-        artifact.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
-        artifact.checkpoint_seq, artifact.epoch = 1, 0  # CP0 is record 1; nothing handed out
-        prepared = state.prepare(artifact)  # refused (cap named) here, nothing written yet
-        commit_new_plan(d, artifact, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
+        ref = records.planned_ref(d, repo.resolve(), draft.plan_id, cp0.id)
+        draft.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
+        draft.checkpoint_seq, draft.epoch = 1, 0  # CP0 is record 1; nothing handed out
+        prepared = state.prepare(draft)  # refused (cap named) here, nothing written yet
+        commit_new_plan(d, draft, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
                         write_sidecars=lambda: gate.write_baseline(d, info, base),
                         drop_sidecars=lambda: gate.drop_baselines_except(d, info.baseline_file))
         return planner
@@ -142,7 +142,7 @@ class Planner(PlanReader):
             raise InputError("give the criteria to confirm by number, or --all (not both)",
                              field="criteria")
         with state.transaction(self.state_dir) as tx:
-            return transitions.confirm(tx.art, "all" if all else numbers, time=A.now())
+            return amend.confirm(tx.art, "all" if all else numbers, time=artifact.now())
 
     def next_step(self) -> NextStep:
         """`next()` with its answer when nothing is left: whether the plan may terminate, and
@@ -164,7 +164,7 @@ class Planner(PlanReader):
         from plan07.plan import driver
 
         with state.transaction(self.state_dir) as tx:
-            node = transitions.hand_out(tx.art, time=A.now())
+            node = transitions.hand_out(tx.art, time=artifact.now())
             view = None if node is None else driver.view(
                 node, tx.art.requirement, digest=transitions.digest_of(tx.art, node))
             tx.view_text = None if view is None else driver.as_text(view)
@@ -173,7 +173,8 @@ class Planner(PlanReader):
     def report_edit(self, node_id: str, path: str | Path) -> None:
         """The harness edited `path` for `node_id` (the handed-out node); a 6th file is refused."""
         with state.transaction(self.state_dir) as tx:
-            transitions.admit_edit(tx.art, node_id, _relative(path, tx.art.repo), time=A.now())
+            transitions.admit_edit(tx.art, node_id, _relative(path, tx.art.repo),
+                                   time=artifact.now())
 
     def report_test_call(self, node_id: str) -> None:
         """The harness ran a test for `node_id`; the 11th call is refused."""
@@ -216,7 +217,7 @@ class Planner(PlanReader):
         with state.transaction(self.state_dir) as tx:
             art = tx.art
             settled = transitions.settle(art, node_id, run.reserved, verdict,
-                                         self._evidence(art), time=A.now(), tree=tree,
+                                         self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)
             for cp in settled.reached:
                 self._on_checkpoint(art, cp, tree=tree)
@@ -254,14 +255,14 @@ class Planner(PlanReader):
             if dec.usage:
                 art.usage.append(dec.usage)
             if transitions.mark(art) != call.mark:
-                transitions.keep_plan(art, node_id, "the plan changed while the scoped call "
-                                      "ran", evidence, time=A.now())
+                amend.keep_plan(art, node_id, "the plan changed while the scoped call "
+                                      "ran", evidence, time=artifact.now())
                 return
             try:
                 result = replan.respond(call.fragment, art, dec, evidence)
-                transitions.apply_replan(art, call, result, evidence, time=A.now())
+                amend.apply_replan(art, call, result, evidence, time=artifact.now())
             except Plan07Error as exc:  # a fallback, or a fragment the rules/scheduler refuse
-                transitions.keep_plan(art, node_id, exc.one_line(), evidence, time=A.now())
+                amend.keep_plan(art, node_id, exc.one_line(), evidence, time=artifact.now())
 
     # -----------------------------------------------------------------------------------------
     # recovery: impact feedback, rollback, resume
@@ -275,16 +276,16 @@ class Planner(PlanReader):
         from plan07.plan.revise import check_feedback
 
         current = self.artifact  # refused before the lock is taken or anything is written
-        check_feedback(A.obligations_of(current), self._evidence(current), fb)
-        transitions.refuse_falsifying_complete(current, fb)
+        check_feedback(artifact.obligations_of(current), self._evidence(current), fb)
+        amend.refuse_falsifying_complete(current, fb)
         with state.transaction(self.state_dir) as tx:
             art = tx.art
-            rev = transitions.revise_feedback(art, fb, self._evidence(art), time=A.now())
+            rev = amend.revise_feedback(art, fb, self._evidence(art), time=artifact.now())
             if not rev.revisions:
                 return []
             walked = (derive_order(rev.scope, rev.evidence, engine=art.engine,
                                    role_facts=art.roles) if rev.scope else OrderResult())
-            transitions.apply_feedback(art, rev, walked)
+            amend.apply_feedback(art, rev, walked)
             return rev.revisions
 
     def rollback(self, to: str | None = None) -> Restored:
@@ -301,10 +302,11 @@ class Planner(PlanReader):
         return self.next()
 
     def _return_to(self, to: str | None, *, files_required: bool, event: str) -> Restored:
-        """Write-ahead (issue 15): the files are restored first (whatever the restore overwrites
-        or removes is saved before, stash-like: `records.restore_files`), then plan.json commits
-        the return (`checkpoint_seq` = the target's seq), and only then are the later records
-        and their refs dropped; a kill anywhere leaves a state `resume` continues from."""
+        """Write-ahead (docs/safety.md "Killed at any moment"): the files are restored first
+        (whatever the restore overwrites or removes is saved before, stash-like:
+        `records.restore_files`), then plan.json commits the return (`checkpoint_seq` = the
+        target's seq), and only then are the later records and their refs dropped; a kill anywhere
+        leaves a state `resume` continues from."""
         from plan07.store import records
 
         with state.transaction(self.state_dir) as tx:
@@ -318,8 +320,8 @@ class Planner(PlanReader):
                     "is not a git work tree (no snapshot was taken at "
                     f"{cp.id}); restore the files yourself, or `git init` before planning")
             restored = records.restore_files(self.state_dir, repo, art.plan_id, target)
-            tx.art = transitions.returned(art, target.plan, cp, event, restored.files,
-                                          time=A.now(), seq=target.seq)
+            tx.art = amend.returned(art, target.plan, cp, event, restored.files,
+                                          time=artifact.now(), seq=target.seq)
             later = [r for r in done if r.seq > target.seq]
             kept = [r for r in done if r.seq <= target.seq]
         # after the commit point: the later records go, their refs first
@@ -346,8 +348,9 @@ class Planner(PlanReader):
         from plan07.gate import world as gate
         from plan07.store import records
 
-        A.record(art, cp.id, "checkpoint", A.checkpoint_trace(cp), time=A.now())
-        # write-ahead (issue 15): the record, then its ref; plan.json, saved by the caller's
+        artifact.record(art, cp.id, "checkpoint", artifact.checkpoint_trace(cp),
+                        time=artifact.now())
+        # write-ahead (docs/safety.md): the record, then its ref; plan.json, saved by the caller's
         # transaction with the record's seq, is the commit point
         taken, art.checkpoint_seq = records.record(self.state_dir, art, cp,
                                                    tree=gate.git_tree(tree))

@@ -93,9 +93,9 @@ EVIDENCE_MAX_DEPTH = 6  # impact walks at most this many steps from a seed
 LOCALIZATION_TOP_K = 10  # lex localization keeps this many entities when no seed is given
 SOFT_RANK_MAX_ENTITIES = 256  # soft_rank entries in a built bundle (anchors, impacted, best lex)
 
-# Input bounds (issue 15, ours): every file read is a regular file of at most this many bytes, and
-# every JSON document nests at most this deep (plan.json nests ~8, an evidence bundle ~6); a
-# check's timeout is at most a day; an error line is cut to this many characters.
+# Input bounds (ours, docs/safety.md "Hostile input"): every file read is a regular file of at most
+# this many bytes, and every JSON document nests at most this deep (plan.json nests ~8, an evidence
+# bundle ~6); a check's timeout is at most a day; an error line is cut to this many characters.
 INPUT_MAX_BYTES = 256 * 1024 * 1024
 JSON_MAX_DEPTH = 64
 CHECK_TIMEOUT_MAX_S = 86_400.0

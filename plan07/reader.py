@@ -19,7 +19,7 @@ from plan07.model import (
     Proof,
     Usage,
 )
-from plan07.plan import artifact as A
+from plan07.plan import artifact
 from plan07.store import state
 
 
@@ -69,12 +69,12 @@ class PlanReader:
         return [w for w in [Interpreter(gate.python, "plan07").warning()] if w]
 
     def dag(self) -> PlanDAG:
-        return A.dag_of(self.artifact)
+        return artifact.dag_of(self.artifact)
 
     def obligations(self) -> list[Obligation]:
         """The plan's obligations (composites' members in their place), as a decomposition
         holds them."""
-        return A.obligations_of(self.artifact)
+        return artifact.obligations_of(self.artifact)
 
     def status(self) -> PlanStatus:
         """The plan table, the acceptance criteria and whether the plan may terminate."""
@@ -107,13 +107,13 @@ class PlanReader:
         ev = evidence if evidence is not None else self._evidence(art)
         eng = engine or art.engine
         if violation is not None:
-            return explain_violation(A.obligations_of(art), ev, violation,
+            return explain_violation(artifact.obligations_of(art), ev, violation,
                                      [src] + ([dst] if dst else []), engine=eng, depth=depth,
                                      rules_path=rules, role_facts=art.roles)
         if dst is None:
             raise InputError("explain an edge needs SRC and DST (or a violation kind)",
                              field="DST")
-        return explain(A.obligations_of(art), ev, src, dst, engine=eng, depth=depth,
+        return explain(artifact.obligations_of(art), ev, src, dst, engine=eng, depth=depth,
                        rules_path=rules, role_facts=art.roles)
 
     def _evidence(self, art: PlanArtifact) -> Evidence:

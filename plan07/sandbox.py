@@ -1,4 +1,5 @@
-"""What a check may see and what plan07 may print (issue 15). I/O: os.environ, /proc/self, libc.
+"""What a check may see and what plan07 may print (docs/safety.md "Secrets"). I/O: os.environ,
+/proc/self, libc.
 
 * **The check's environment is an allowlist** (`check_env`): PATH, HOME, the locale (LANG,
   LANGUAGE, LC_*), the temp dir (TMPDIR, TMP, TEMP), TZ, TERM, USER/LOGNAME, the interpreter's

@@ -40,7 +40,7 @@ def scoped_replan(nodes: Sequence[PlanNode], obligations: Sequence[Obligation],
     scope = replan.reply_scope(frag, order, dec)
     if isinstance(scope, replan.Replan):
         return scope
-    return replan.splice(frag, order, dec, scope, hooks.rewalk(scope))
+    return replan.splice_reply(frag, order, dec, scope, hooks.rewalk(scope))
 
 
 class Hooks:

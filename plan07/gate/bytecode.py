@@ -1,4 +1,5 @@
-"""The checks' bytecode cache (issue 11 "keep the repo's bytecode cache"). I/O: the cache folder.
+"""The checks' bytecode cache (the repo's own bytecode cache is never written). I/O: the cache
+folder.
 
 A check runs the repo's interpreter with `PYTHONPYCACHEPREFIX` set to plan07's own cache folder
 (`cache_dir`: `$PLAN07_CACHE_DIR/pycache`, else `$XDG_CACHE_HOME/plan07/pycache`, else

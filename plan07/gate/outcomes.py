@@ -1,4 +1,4 @@
-"""Per-test outcomes of the default pytest command without a JUnit file (issue 11 speed). I/O:
+"""Per-test outcomes of the default pytest command without a JUnit file (for speed). I/O:
 writes the plugin file into the run's temporary folder, reads the record it leaves there.
 
 The default command (`PYTEST_COMMAND`, plan07.gate.testcommand) used to ask pytest for a JUnit XML

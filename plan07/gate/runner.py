@@ -137,8 +137,9 @@ def run_argv(argv: list[str], cwd: Path, timeout: float,
     """Run argv in `cwd` (never a shell); (returncode, output). On timeout the whole process
     group is killed and the returncode is None; a program that cannot start gives (127, why)."""
 
-    from plan07.sandbox import child_setup, redact, shield, undumpable  # i15: dies with us,
-    # no credential of plan07's readable from it, output redacted
+    # docs/safety.md: the child dies with us, no credential of plan07's readable from it, its
+    # output redacted
+    from plan07.sandbox import child_setup, redact, shield, undumpable
 
     shield()
     with undumpable():

@@ -1,4 +1,4 @@
-"""The repository's test command (§3.5 step 1, issue 11): an argv template, never a shell line.
+"""The repository's test command (§3.5 step 1): an argv template, never a shell line.
 I/O: reads the repo's pyproject.toml only.
 
 `[tool.plan07] test-command` in the target repo's pyproject.toml (or `plan07 plan

@@ -283,8 +283,8 @@ class GateRecord(Strict):
 
 
 class GateInfo(Strict):
-    """The plan's check world (§3.5, issue 11): the repo's interpreter and where it was found,
-    the test command (an argv template; None: the repo's pytest), the CP0 baseline's sidecar
+    """The plan's check world (§3.5, README "The gate"): the repo's interpreter and where it was
+    found, the test command (an argv template; None: the repo's pytest), the CP0 baseline's sidecar
     and the tests already failing then, the CP0 content, and one record per validated node."""
 
     python: str
@@ -338,7 +338,7 @@ class PlanArtifact(BaseModel):
     # until the first confirmation, so a plan without one keeps its bytes
     confirmed_criteria: list[Annotated[int, Field(ge=1, le=caps.MAX_ACCEPTANCE_CRITERIA)]] | None \
         = None
-    gate: GateInfo | None = None  # issue 11: the repo's interpreter, test command, baseline
+    gate: GateInfo | None = None  # §3.5: the repo's interpreter, test command, baseline
     # Issue 15 (crash consistency): the seq of the last checkpoint record this plan.json commits
     # (write-ahead: a record above it is a half-done step, discarded on the next write), and the
     # hand-out epoch, +1 on every hand-out (`next`, also after a resume): a verdict is recorded

@@ -212,7 +212,7 @@ def next_rev(art: PlanArtifact) -> int:
     return (art.revisions_overflow.rows if art.revisions_overflow else 0) + 1
 
 
-def revise(art: PlanArtifact, change: str, caused_by: str, *, time: str) -> Revision:
+def add_revision(art: PlanArtifact, change: str, caused_by: str, *, time: str) -> Revision:
     """Record one revision of the plan."""
     rev = Revision(rev=next_rev(art), time=time, change=change, caused_by=caused_by)
     art.revision_history.append(rev)

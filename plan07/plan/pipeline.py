@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from plan07 import caps, collector
 from plan07.errors import InputError, ModelOutputError
 from plan07.model import Evidence, OrderResult, PlanArtifact
-from plan07.plan import artifact as A
+from plan07.plan import artifact
 
 if TYPE_CHECKING:
     from plan07.decompose import LLMClient
@@ -65,11 +65,11 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
     order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles) \
         if ordering else OrderResult()
     kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
-    artifact = A.new_artifact(
+    draft = artifact.new_artifact(
         requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
         llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
-        usage=[dec.usage] if dec.usage else [], now=now or A.now(), plan_id=plan_id,
+        usage=[dec.usage] if dec.usage else [], now=now or artifact.now(), plan_id=plan_id,
     )
-    artifact.max_retries = max_retries
-    artifact.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
-    return Draft(artifact, evidence, client)
+    draft.max_retries = max_retries
+    draft.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
+    return Draft(draft, evidence, client)

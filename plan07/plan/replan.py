@@ -8,7 +8,7 @@ model -> `reply_scope` -> the caller runs the rules over that scope -> `splice`)
     dec = <one scoped model call over frag.obligations>
     scope = reply_scope(frag, order, dec)    # a Replan refusal when the reply is unusable
     walked = <the rules over scope>
-    result = splice(frag, order, dec, scope, walked)
+    result = splice_reply(frag, order, dec, scope, walked)
 
 Upstream and sibling nodes keep their obligations and edges; the re-walked edges and violations
 are spliced in with `revise.splice_edges`, as impact feedback's are (§3.6).
@@ -128,8 +128,8 @@ def reply_scope(
     return rewalk_scope([*frag.kept, *dec.obligations], {o.id for o in dec.obligations})
 
 
-def splice(frag: Fragment, order: OrderResult, dec: Decomposition, scope: Sequence[Obligation],
-           walked: OrderResult) -> Replan:
+def splice_reply(frag: Fragment, order: OrderResult, dec: Decomposition,
+                 scope: Sequence[Obligation], walked: OrderResult) -> Replan:
     """The reply spliced in: the re-walked edges into the new fragment replace the fragment's
     edges (an untouched node never gains a dependency on the replanned fragment, §3.5); the
     violations about the old fragment go, those the rules found about the new one come in."""
@@ -156,4 +156,4 @@ def respond(frag: Fragment, art: PlanArtifact, dec: Decomposition,
         raise PlanStateError(scope.reason, reason="replan_refused", node=frag.failed)
     walked = derive_order(scope, evidence, engine=art.engine,
                           role_facts={**(art.roles or {}), **(dec.roles or {})})
-    return splice(frag, order, dec, scope, walked)
+    return splice_reply(frag, order, dec, scope, walked)

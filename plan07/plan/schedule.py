@@ -223,7 +223,7 @@ def _collapse(
     atomic group (the nodes of an ATOMIC_KINDS violation), merged until the graph of groups has
     no cycle. Returns member -> composite id, composite id -> members, the atomic composites.
     Composite ids never equal an obligation id (`taken`): `O3_cycle` may be an obligation's own
-    id, and a composite of that name would silently replace it (issue 15)."""
+    id, and a composite of that name would silently replace it."""
     used = set(taken or ()) | set(followed)
     inside = set(followed)
     succ: dict[str, list[str]] = {n: [] for n in followed}

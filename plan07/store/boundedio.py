@@ -1,6 +1,6 @@
-"""Bounded input (issue 15): every file plan07 reads is a regular file of bounded size, every JSON
-document a bounded depth, and what is wrong is one InputError naming the file. I/O: os, json
-(imported when a document is decoded: reading the rule file needs none).
+"""Bounded input (docs/safety.md "Hostile input"): every file plan07 reads is a regular file of
+bounded size, every JSON document a bounded depth, and what is wrong is one InputError naming the
+file. I/O: os, json (imported when a document is decoded: reading the rule file needs none).
 
 A FIFO, a directory or a device given where a file is expected is refused before it is opened for
 reading (it would block, or read forever); the open itself is non-blocking and re-checked with

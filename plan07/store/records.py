@@ -5,14 +5,14 @@ A record is `<state>/checkpoints/<plan_id>/<CP>.<seq>.json`, so rollback and res
 plan as well as the files. `seq` orders them (a CP id can be
 reached again after a replan renumbers the schedule; the latest one wins).
 
-Write-ahead (issue 15): reaching a checkpoint writes, in this order, (1) the snapshot's commit
-object (invisible), (2) the record, naming the ref and the commit, (3) the ref, (4) plan.json
-with `checkpoint_seq` = the record's seq: that rename is the commit point. A record whose seq
-is above plan.json's `checkpoint_seq` is a half-done step (plan07 was killed between 2 and 4):
-`recover` discards it, its ref first (only when the ref still points at the record's commit),
-then the record, so any prefix of either sequence is recoverable and a ref is never left
-without the record that owns it. Records of a plan id other than plan.json's are those of an
-older plan this one replaced, or of a new plan killed before its plan.json was written: they
+Write-ahead (docs/safety.md "Killed at any moment"): reaching a checkpoint writes, in this order,
+(1) the snapshot's commit object (invisible), (2) the record, naming the ref and the commit, (3)
+the ref, (4) plan.json with `checkpoint_seq` = the record's seq: that rename is the commit point. A
+record whose seq is above plan.json's `checkpoint_seq` is a half-done step (plan07 was killed
+between 2 and 4): `recover` discards it, its ref first (only when the ref still points at the
+record's commit), then the record, so any prefix of either sequence is recoverable and a ref is
+never left without the record that owns it. Records of a plan id other than plan.json's are those
+of an older plan this one replaced, or of a new plan killed before its plan.json was written: they
 are discarded too. Every step runs under plan.lock, so a record above the mark seen there is
 always a dead writer's.
 """
@@ -50,7 +50,7 @@ class Reached:
     seq: int
     checkpoint: Checkpoint
     plan: PlanArtifact
-    commit: str | None = None  # the snapshot commit (None: a record made before issue 15)
+    commit: str | None = None  # the snapshot commit (None: a record of an older plan07)
 
     @property
     def source(self) -> str | None:

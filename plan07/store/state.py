@@ -33,7 +33,7 @@ STATE_ENV = "PLAN07_STATE"
 DEFAULT_STATE = Path("build") / "07-task-decomposition-planning"
 PLAN_FILE = "plan.json"
 LOCK_FILE = "plan.lock"
-EVIDENCE_FILE = "evidence.json"  # the sidecar's name before issue 15 (still read)
+EVIDENCE_FILE = "evidence.json"  # the sidecar's name in older plans (still read)
 VIEW_FILE = "next.json"  # the handed-out node's view as printed, keyed by plan.json's digest
 STAMP_FILE = "plan.json.sha256"  # digest of the bytes save() last wrote (validated on the way)
 AUDIT_OVERFLOW = "audit.overflow.jsonl"
@@ -297,7 +297,7 @@ def transaction(d: Path) -> Iterator[Transaction]:
 
     with lock(d):
         tx = Transaction(load(d))
-        recover(d, tx.art)  # what a killed plan07 left: half-done steps, temp files (issue 15)
+        recover(d, tx.art)  # what a killed plan07 left: half-done steps, temp files
         before = tx.art.model_copy(deep=True)
         yield tx
         if tx.art != before:
