@@ -23,16 +23,15 @@ from plan07.evidence import body as B
 from plan07.evidence import parse
 from plan07.evidence.facts import Def
 from plan07.evidence.parse import _blocks, _heads, _Walker
+from plan07.evidence.render import unparse
+from plan07.evidence.signatures import annotation, signature
 from plan07.evidence.syntax import (
     SKIP,
-    annotation,
     chain_of,
     clip,
     first_doc_line,
-    signature,
     simple_type,
     type_chains,
-    unparse,
     walk,
 )
 
@@ -250,8 +249,8 @@ SHAPES = ["Foo", "'Foo'", "u'Foo'", "'a.b'", "a.b", "Optional['X']", "X | None",
 
 
 def test_an_annotations_text_decides_its_chains_and_class() -> None:
-    """`syntax.annotation` remembers type_chains and simple_type by the rendered text: sound only
-    if no two annotations spelled alike read differently."""
+    """`signatures.annotation` remembers type_chains and simple_type by the rendered text: sound
+    only if no two annotations spelled alike read differently."""
     seen: dict[str, tuple[Any, Any]] = {}
     anns = [ast.parse(t, mode="eval").body for t in SHAPES]
     for tree in _trees():
@@ -266,7 +265,7 @@ def test_an_annotations_text_decides_its_chains_and_class() -> None:
 
 
 def _old_signature(node: Any) -> tuple[Any, ...]:
-    """parse.function's signature pieces as they were read before syntax.signature: the
+    """parse.function's signature pieces as they were read before signatures.signature: the
     annotations in a dict by parameter, then rendered by a second pass over ast.arguments."""
     a = node.args
     named = a.posonlyargs + a.args + a.kwonlyargs

@@ -88,7 +88,7 @@ class Body:
         self.types[name] = t
 
     def scan(self, fn: Scope, bound: dict[str, Chain | None]) -> None:
-        """`bound`: each parameter of `fn` and its `simple_type` (syntax.signature), the self
+        """`bound`: each parameter of `fn` and its `simple_type` (signatures.signature), the self
         parameter included (left out here); scan makes it its local types."""
         me = self.self_name
         if me is not None:
