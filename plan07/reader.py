@@ -64,7 +64,7 @@ class PlanReader:
         gate = self.artifact.gate
         if gate is None or gate.python_source != "plan07":
             return []
-        from plan07.gate.runner import Interpreter
+        from plan07.gate.interpreter import Interpreter
 
         return [w for w in [Interpreter(gate.python, "plan07").warning()] if w]
 

@@ -27,7 +27,7 @@ from plan07.gate.checks import (
     run_node,
     take_baseline,
 )
-from plan07.gate.runner import Interpreter
+from plan07.gate.interpreter import Interpreter
 from plan07.gate.testcommand import TestCommand
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, 
     """At CP0: the repo's interpreter, its test command, the baseline run of the plan's tests
     and the content it ran on. An environment that cannot run the tests at all (a module or a
     pytest plugin it lacks) refuses the plan: InputError, one line, nothing written."""
-    from plan07.gate.runner import find_python
+    from plan07.gate.interpreter import find_python
     from plan07.gate.testcommand import load_command
     from plan07.model import GateInfo
 
@@ -191,7 +191,7 @@ def context_for(art: PlanArtifact, state_dir: Path, evidence: Evidence, *, tree:
     CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
     checkpoint (`tree`: the content now), and whether a change was validated already."""
     from plan07.gate import bytecode
-    from plan07.gate.runner import find_python
+    from plan07.gate.interpreter import find_python
     from plan07.gate.testcommand import load_command
     from plan07.plan.artifact import reached_checkpoints
     from plan07.store import checkpoint
