@@ -23,6 +23,7 @@ from plan07.model import (
     Evidence,
     Feedback,
     NextStep,
+    ObservedChange,
     OrderResult,
     PlanArtifact,
     Revision,
@@ -34,6 +35,7 @@ from plan07.store import state
 
 if TYPE_CHECKING:
     from plan07.decompose import LLMClient
+    from plan07.gate.checks import GateRun
     from plan07.store.records import Restored
 
 class Planner(PlanReader):
@@ -69,21 +71,15 @@ class Planner(PlanReader):
         test_command: str | None = None,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
-        schedule -> persist. Raises before anything is written when a stage refuses: the plan
-        is built and size-checked in memory first, and only then are an older plan's checkpoints
-        cleared, the CP0 snapshot taken and files written. `plan_id` / `now` fix the id and the
-        timestamps (tests); by default the id is fresh and unique (`new_plan_id`).
-        `evidence`: a bundle, or the path of one (JSON or recon.db); None: built-in recon of
-        `repo`. `max_retries`: failures one node may have handled (plan07.plan.retry; a harness
-        passes its own retry bound, so no model call is made for an attempt it will not run).
-        `ordering=False`
-        (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
-        only.
-
-        The gate's world is fixed here (plan07.gate.world.prepare): the repo's
-        interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own),
-        its test command (`test_command`, a JSON argv template, else [tool.plan07] of the repo's
-        pyproject.toml, else pytest) and the CP0 baseline of the plan's tests."""
+        schedule -> persist; nothing is written when a stage refuses (the plan is built and
+        size-checked in memory first). `evidence`: a bundle, or the path of one (JSON or
+        recon.db); None: built-in recon of `repo`. `plan_id` / `now` fix the id and the
+        timestamps (tests). `max_retries`: failures one node may have handled (a harness passes
+        its own retry bound). `ordering=False` (the §7.5 ablation switch): the decomposition's
+        own dependencies only. The gate's world is fixed here: the repo's interpreter
+        (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own), its test
+        command (`test_command`, a JSON argv template, else [tool.plan07] of its pyproject.toml,
+        else pytest) and the CP0 baseline of the plan's tests."""
         from plan07.gate import world as gate
         from plan07.plan import pipeline
         from plan07.store import checkpoint, records
@@ -147,8 +143,10 @@ class Planner(PlanReader):
     def next_step(self) -> NextStep:
         """`next()` with its answer when nothing is left: whether the plan may terminate, and
         what blocks it (one read of the plan)."""
+        from plan07.plan.status import next_step
+
         view, art = self._hand_out()
-        return _step(view, art)
+        return next_step(view, art)
 
     def resume_step(self) -> NextStep:
         """`resume()`, answered as `next_step()` is."""
@@ -205,10 +203,18 @@ class Planner(PlanReader):
             epoch = transitions.reserve(tx.art, node_id, run.reserved)
             evidence = self._evidence(tx.art)  # loaded once for the whole `complete`
         try:
+            # what the edit changed, read before the check runs (docs/rules.md "Observed
+            # changes"): a change that cannot be valid alone is merged, not checked
+            tree = gate.fingerprint(repo, keep=[self.state_dir])
+            changes = gate.observed_edit(tx.art, run, evidence, tree)
+            merged = self._observe(run, epoch, changes, evidence) if changes else None
+            if merged is not None:
+                return merged
             # §3.3 step 4: the checkpoint certifies the content the check ran on; tx.art is the
             # plan as just saved (no reload)
             verdict, tree = gate.checked_run(tx.art, self.state_dir, run, evidence,
-                                             timeout=timeout)
+                                             timeout=timeout, tree=tree)
+            verdict.observed = [f"{c.kind}: {c.what}" for c in changes][:16]
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 if tx.art.epoch == epoch:
@@ -230,6 +236,32 @@ class Planner(PlanReader):
         if settled.replan is not None:
             self._replan(settled.replan, verdict, tx.art)
         return verdict
+
+    def _observe(self, run: GateRun, epoch: int | None, changes: list[ObservedChange],
+                 evidence: Evidence) -> Verdict | None:
+        """The observed changes recorded and acted on (plan07.plan.observed); a Verdict when the
+        node became one step with pending obligations (nothing checked, its reserved calls
+        given back), None when its check is to run."""
+        from plan07.plan.observed import adapt, worth_adapting
+        from plan07.vocab import classify
+
+        node_id = run.node.id
+        with state.transaction(self.state_dir) as tx:
+            art = tx.art
+            if art.epoch != epoch or art.active != node_id or not worth_adapting(
+                    art, changes, evidence):
+                return None
+            done = adapt(art, node_id, changes, evidence, time=artifact.now())
+            if done.merged_into is None:
+                return None
+            transitions.refund(art, node_id, run.reserved)
+        return Verdict(
+            node_id=node_id, passed=False, check=run.node.validation,
+            kind=classify(run.node.validation), merged_into=done.merged_into,
+            merged=list(done.merged), observed=[f"{c.kind}: {c.what}" for c in changes][:16],
+            output_tail=f"not checked: the edit cannot be valid alone; {done.merged_into} lands "
+                        f"it with {', '.join(done.merged)} (edit them too, then complete "
+                        f"{done.merged_into})")
 
     def _replan(self, call: transitions.ScopedCall, verdict: Verdict, art: PlanArtifact) -> None:
         """§3.5 step 3: the fragment goes to ONE scoped decomposition (outside the lock); the
@@ -283,8 +315,8 @@ class Planner(PlanReader):
             rev = amend.revise_feedback(art, fb, self._evidence(art), time=artifact.now())
             if not rev.revisions:
                 return []
-            walked = (derive_order(rev.scope, rev.evidence, engine=art.engine,
-                                   role_facts=art.roles) if rev.scope else OrderResult())
+            walked = derive_order(rev.scope, rev.evidence, engine=art.engine, role_facts=art.roles,
+                                  observed=art.observed) if rev.scope else OrderResult()
             amend.apply_feedback(art, rev, walked)
             return rev.revisions
 
@@ -358,15 +390,6 @@ class Planner(PlanReader):
         for i, c in enumerate(art.checkpoints):
             if c.id == cp.id:
                 art.checkpoints[i] = c.model_copy(update={"git_ref": ref})
-
-
-def _step(view: DriverView | None, art: PlanArtifact) -> NextStep:
-    if view is not None:
-        return NextStep(node=view, can_terminate=False, termination_blockers=[])
-    from plan07.plan.criteria import termination_blockers
-
-    blockers = termination_blockers(art)
-    return NextStep(node=None, can_terminate=not blockers, termination_blockers=blockers)
 
 
 def _relative(path: str | Path, repo: str | None) -> str:

@@ -109,12 +109,13 @@ class PlanReader:
         if violation is not None:
             return explain_violation(artifact.obligations_of(art), ev, violation,
                                      [src] + ([dst] if dst else []), engine=eng, depth=depth,
-                                     rules_path=rules, role_facts=art.roles)
+                                     rules_path=rules, role_facts=art.roles,
+                                     observed=art.observed)
         if dst is None:
             raise InputError("explain an edge needs SRC and DST (or a violation kind)",
                              field="DST")
         return explain(artifact.obligations_of(art), ev, src, dst, engine=eng, depth=depth,
-                       rules_path=rules, role_facts=art.roles)
+                       rules_path=rules, role_facts=art.roles, observed=art.observed)
 
     def _evidence(self, art: PlanArtifact) -> Evidence:
         """The plan's evidence, parsed once per Planner: inline evidence is the artifact's own; a

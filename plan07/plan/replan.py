@@ -155,5 +155,6 @@ def respond(frag: Fragment, art: PlanArtifact, dec: Decomposition,
     if isinstance(scope, Replan):
         raise PlanStateError(scope.reason, reason="replan_refused", node=frag.failed)
     walked = derive_order(scope, evidence, engine=art.engine,
-                          role_facts={**(art.roles or {}), **(dec.roles or {})})
+                          role_facts={**(art.roles or {}), **(dec.roles or {})},
+                          observed=art.observed)
     return splice_reply(frag, order, dec, scope, walked)

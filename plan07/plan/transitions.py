@@ -244,7 +244,7 @@ def merge_consumers(art: PlanArtifact, node_id: str, verdict: Verdict, evidence:
         return False
     joined = sort_ids({n for v in merged for n in v.nodes})
     artifact.add_revision(art, f"runtime backstop: {node_id} failed in its consumers' tests; "
-             f"{', '.join(joined)} merged into one atomic step", node_id, time=time)
+                          f"{', '.join(joined)} merged into one atomic step", node_id, time=time)
     artifact.record(art, node_id, "merged", merged[0].detail, time=time)
     return True
 def _passed_trace(node: PlanNode, verdict: Verdict) -> str:
