@@ -66,10 +66,16 @@ try:
 except ImportError:  # pragma: no cover - every pytest plan07 supports has it
     mangle_test_address = None
 try:
-    from _pytest.junitxml import bin_xml_escape as _esc
+    from _pytest.junitxml import bin_xml_escape as _xml_escape
 except ImportError:  # pragma: no cover
-    def _esc(arg):
+    def _xml_escape(arg):
         return str(arg)
+
+
+def _esc(arg):
+    # pytest < 5.4 returns a py.xml.raw wrapper: its text is `uniobj`
+    value = _xml_escape(arg)
+    return str(getattr(value, "uniobj", value))
 try:
     from _pytest.junitxml import shorten_message as _short
 except ImportError:
@@ -184,9 +190,11 @@ class Outcomes:
         self.add(rec, "error", "internal error", str(excrepr))
 
     def pytest_sessionfinish(self):
+        # every line made before the file is opened: a record that cannot be written leaves
+        # none (the run reported nothing), never an empty one (a run of no test)
+        lines = [json.dumps(rec) + "\\n" for rec in self.cases]
         with open(os.path.join(_HERE, "outcomes.jsonl"), "w", encoding="utf-8") as fh:
-            for rec in self.cases:
-                fh.write(json.dumps(rec) + "\\n")
+            fh.writelines(lines)
 
 
 @pytest.hookimpl(tryfirst=True)
