@@ -94,6 +94,32 @@ def test_run_env_drops_plan07s_pytest_settings() -> None:
     assert theirs == {"PATH": "/bin", "PYTHONDONTWRITEBYTECODE": "1", "VIRTUAL_ENV": "/r/.venv"}
 
 
+def test_run_env_keeps_the_users_pytest_settings() -> None:
+    """PYTEST_ADDOPTS says how the repo's tests run (a project's `-m "not slow"`, its
+    `--ignore`s): outside a pytest run it reaches the check; a run's own variables never do."""
+    base = {"PATH": "/bin", "PYTEST_ADDOPTS": "-m 'not slow'", "PYTEST_PLUGINS": "myplug",
+            "PYTEST_XDIST_TESTRUNUID": "abc", "COV_CORE_SOURCE": "x"}
+    theirs = run_env(Interpreter("/r/.venv/bin/python", ".venv"), base)
+    assert theirs == {"PATH": "/bin", "PYTEST_ADDOPTS": "-m 'not slow'",
+                      "PYTEST_PLUGINS": "myplug"}
+    assert run_env(OWN, base)["PYTEST_ADDOPTS"] == "-m 'not slow'"
+    inside = run_env(Interpreter("/r/.venv/bin/python", ".venv"),
+                     {**base, "PYTEST_CURRENT_TEST": "t.py::t (call)"})
+    assert inside == {"PATH": "/bin"}
+
+
+def test_the_users_addopts_reach_the_repos_run(repo: Path) -> None:
+    (repo / "tests" / "test_marked.py").write_text(
+        "import pytest\n\ndef test_fast():\n    pass\n\n"
+        "@pytest.mark.slow\ndef test_slow():\n    raise AssertionError('ran')\n")
+    (repo / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTEST_ADDOPTS"] = "-m 'not slow'"
+    c = GateContext(repo, find_python(repo, env={}), env=env)
+    v = check_node(node("O1", "pytest:tests/test_marked.py", verb="validate"), c)
+    assert v.passed, v.output_tail
+
+
 def test_plan07s_plugins_never_load_into_the_repos_run(repo: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_ADDOPTS", "--this-option-does-not-exist")

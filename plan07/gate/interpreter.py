@@ -5,8 +5,10 @@ I/O: reads the environment and looks for files; runs nothing.
 is plan07's own environment), `REPO/.venv`, `REPO/venv`; else plan07's own interpreter, with a
 one-line warning. Plan07's own pytest plugins never load into the repo's run (`run_env`): the
 repo's interpreter does not have them, and when plan07's own interpreter is the fallback, plugin
-autoloading is off (`PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`) and every `PYTEST_*` variable of
-plan07's process (xdist workers, addopts) is dropped.
+autoloading is off (`PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`). The user's pytest settings
+(`PYTEST_ADDOPTS`, `PYTEST_PLUGINS`, ...) say how the repo's tests run and reach the check; a
+pytest run's own variables (the current test, xdist workers) never do, and when plan07 itself
+runs inside a pytest process every `PYTEST_*` variable is that run's, so none is passed on.
 """
 
 from __future__ import annotations
@@ -91,13 +93,23 @@ def find_python(repo: Path, explicit: str | Path | None = None,
     return Interpreter(sys.executable, "plan07")
 
 
+# Variables a pytest run sets for itself (its current test, xdist's workers, pytest >= 8.2's
+# version marker): never a setting of the user's. One of them present means this process runs
+# inside pytest, and then every PYTEST_* variable is that run's (plan07's own suite, a harness).
+RUN_MARKERS = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_VERSION")
+_RUN_OWN = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_", "PYTEST_VERSION", "COV_CORE_")
+
+
 def run_env(interp: Interpreter, base: Mapping[str, str]) -> dict[str, str]:
-    """The environment a check runs in, from `base` (the allowlisted environment): none of
-    plan07's own pytest settings (`PYTEST_*`: xdist worker ids, addopts, plugins, the current
-    test), and, on plan07's own interpreter, no plugin autoloading (its plugins are plan07's,
-    not the repo's). The repo's interpreter loads the repo's plugins as it always does."""
+    """The environment a check runs in, from `base` (the allowlisted environment): the user's
+    pytest settings (`PYTEST_ADDOPTS`, `PYTEST_PLUGINS`, ...: how the repo's tests run) kept,
+    never a pytest run's own variables, and none at all when this process runs inside pytest
+    (`RUN_MARKERS`: they are that run's settings, not the repo's); on plan07's own
+    interpreter, no plugin autoloading (its plugins are plan07's, not the repo's). The repo's
+    interpreter loads the repo's plugins as it always does."""
+    inside = any(k in base for k in RUN_MARKERS)
     env = {k: v for k, v in base.items()
-           if not k.startswith(("PYTEST_", "COV_CORE_"))
+           if not k.startswith(_RUN_OWN) and not (inside and k.startswith("PYTEST_"))
            or k == "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}  # loads less, never more: kept
     if interp.own:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
