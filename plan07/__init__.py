@@ -39,10 +39,11 @@ if TYPE_CHECKING:
     from plan07.evidence import build_evidence, load_evidence, neighbourhood, write_db
     from plan07.evidence.build import evidence_report
     from plan07.flag import enabled, route
-    from plan07.order.derive import derive_order, explain, explain_violation, load_obligations
+    from plan07.order.derive import derive_order, explain, explain_violation
     from plan07.order.fixtures import discover as discover_fixtures
     from plan07.order.fixtures import load_facts
     from plan07.order.fixtures import run_all as run_fixtures
+    from plan07.order.load import load_obligations
     from plan07.plan.driver import model_context
     from plan07.plan.driver import view as driver_view
     from plan07.plan.replan import affected_subgraph
@@ -70,7 +71,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "derive_order": ("plan07.order.derive", "derive_order"),
     "explain": ("plan07.order.derive", "explain"),
     "explain_violation": ("plan07.order.derive", "explain_violation"),
-    "load_obligations": ("plan07.order.derive", "load_obligations"),
+    "load_obligations": ("plan07.order.load", "load_obligations"),
     "load_evidence": ("plan07.evidence", "load_evidence"),
     "build_evidence": ("plan07.evidence", "build_evidence"),
     "evidence_report": ("plan07.evidence.build", "evidence_report"),

@@ -9,7 +9,6 @@ The effects (the gate's check, a scoped model call) run outside the lock, betwee
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -29,7 +28,7 @@ from plan07.model import (
     Revision,
     Verdict,
 )
-from plan07.plan import amend, artifact, transitions
+from plan07.plan import amend, artifact, criteria, transitions
 from plan07.reader import PlanReader
 from plan07.store import state
 
@@ -67,19 +66,20 @@ class Planner(PlanReader):
         now: str | None = None,
         max_retries: int = caps.MAX_RETRIES_PER_NODE,
         ordering: bool = True,
+        lint: bool = True,
         python: str | Path | None = None,
         test_command: str | None = None,
     ) -> Planner:
-        """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
-        schedule -> persist; nothing is written when a stage refuses (the plan is built and
-        size-checked in memory first). `evidence`: a bundle, or the path of one (JSON or
-        recon.db); None: built-in recon of `repo`. `plan_id` / `now` fix the id and the
-        timestamps (tests). `max_retries`: failures one node may have handled (a harness passes
-        its own retry bound). `ordering=False` (the §7.5 ablation switch): the decomposition's
-        own dependencies only. The gate's world is fixed here: the repo's interpreter
+        """The whole pipeline: canonicalize -> decompose (the ONE model call) -> plan lint ->
+        order (rules) -> schedule -> persist; nothing is written when a stage refuses.
+        `evidence`: a bundle or its path (JSON, recon.db); None: built-in recon of `repo`.
+        `plan_id` / `now` fix the id and the timestamps (tests). `max_retries`: failures one
+        node may have handled. `ordering=False` (the §7.5 ablation switch): the decomposition's
+        own dependencies only; `lint=False`: the plan lint repairs nothing (a harness's gold
+        decomposition kept as given). The gate's world is fixed here: the repo's interpreter
         (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own), its test
-        command (`test_command`, a JSON argv template, else [tool.plan07] of its pyproject.toml,
-        else pytest) and the CP0 baseline of the plan's tests."""
+        command (`test_command`, else [tool.plan07] of its pyproject.toml, else pytest) and the
+        CP0 baseline of the plan's tests (deferred when no interpreter can run them)."""
         from plan07.gate import world as gate
         from plan07.plan import pipeline
         from plan07.store import checkpoint, records
@@ -92,12 +92,13 @@ class Planner(PlanReader):
             evidence = load_evidence(evidence)
         draft, evidence, client = pipeline.draft_plan(
             request, repo=repo, evidence=evidence, llm=llm, engine=engine, task_text=task_text,
-            plan_id=plan_id, now=now, max_retries=max_retries, ordering=ordering)
+            plan_id=plan_id, now=now, max_retries=max_retries, ordering=ordering, lint=lint)
         if plan_id is not None:
             checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
         info, base = gate.prepare(repo.resolve(), draft, evidence, python=python,
                                   test_command=test_command, state_dir=d)
+        pipeline.lint_after_baseline(draft, evidence, request)
         planner = cls(d, None if isinstance(llm, str) else client)
         cp0 = draft.checkpoints[0]
         artifact.record(draft, cp0.id, "checkpoint", artifact.checkpoint_trace(cp0),
@@ -127,10 +128,8 @@ class Planner(PlanReader):
     def confirm(self, criteria: Iterable[int] | Literal["all"] = (), *,
                 all: bool = False) -> list[int]:  # noqa: A002 - the CLI's and MCP's word
         """§3.1 step 2: the user confirms acceptance criteria (1-based numbers, or all: every
-        derived criterion and every command plan07 does not run, still unsettled); give one or
-        the other. A criterion naming a test no validation runs may be confirmed by its number
-        only. Recorded in the audit and the revision history; returns the newly confirmed
-        numbers."""
+        derived criterion and every command plan07 does not run, still unsettled; a criterion
+        naming a test no validation runs by its number only). Audited; returns the numbers."""
         if criteria == "all":
             criteria, all = (), True
         numbers = list(criteria)
@@ -164,7 +163,8 @@ class Planner(PlanReader):
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=artifact.now())
             view = None if node is None else driver.view(
-                node, tx.art.requirement, digest=transitions.digest_of(tx.art, node))
+                node, tx.art.requirement, digest=transitions.digest_of(tx.art, node),
+                note=criteria.check_note(tx.art, node))
             tx.view_text = None if view is None else driver.as_text(view)
         return view, tx.art
 
@@ -179,20 +179,19 @@ class Planner(PlanReader):
         with state.transaction(self.state_dir) as tx:
             transitions.admit_test_call(tx.art, node_id)
 
-    def complete(self, node_id: str, *, timeout: float = 120.0) -> Verdict:
+    def complete(self, node_id: str, *, timeout: float | None = None,
+                 python: str | Path | None = None) -> Verdict:
         """§3.5: run the node's validation (outside the lock), then record the verdict. pass ->
         complete, reschedule, checkpoints reached; fail -> ONE scoped replan of the failed node
         and its true dependents (the model call outside the lock too). Only the handed-out node
-        (§3.4: the single actionable obligation) is validated; `timeout` must be > 0 seconds."""
+        (§3.4: the single actionable obligation) is validated. `timeout` (seconds; None: sized
+        from the CP0 run, plan07.gate.scope), `python` (takes a deferred CP0 baseline)."""
         from plan07.gate import world as gate
         from plan07.gate.checks import GateRun
         from plan07.gate.grammar import runnable_checks
+        from plan07.gate.scope import check_timeout
 
-        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout)
-                and 0 < timeout <= caps.CHECK_TIMEOUT_MAX_S):
-            raise InputError(f"timeout {timeout!r} must be a number of seconds > 0 and at most "
-                             f"{caps.CHECK_TIMEOUT_MAX_S:g}", field="--timeout",
-                             cap=f"CHECK_TIMEOUT_MAX_S {caps.CHECK_TIMEOUT_MAX_S:g}")
+        check_timeout(timeout)
         with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
             node, members = transitions.validatable(tx.art, node_id)  # refused: nothing written
             repo = Path(tx.art.repo or ".")
@@ -212,8 +211,9 @@ class Planner(PlanReader):
                 return merged
             # §3.3 step 4: the checkpoint certifies the content the check ran on; tx.art is the
             # plan as just saved (no reload)
-            verdict, tree = gate.checked_run(tx.art, self.state_dir, run, evidence,
-                                             timeout=timeout, tree=tree)
+            checked = gate.checked_run(tx.art, self.state_dir, run, evidence,
+                                       timeout=timeout, tree=tree, python=python)
+            verdict, tree = checked.verdict, checked.tree
             verdict.observed = [f"{c.kind}: {c.what}" for c in changes][:16]
         except BaseException:
             with state.transaction(self.state_dir) as tx:
@@ -222,6 +222,7 @@ class Planner(PlanReader):
             raise
         with state.transaction(self.state_dir) as tx:
             art = tx.art
+            gate.keep_adopted(art, self.state_dir, checked.adopted)  # a deferred CP0 baseline
             settled = transitions.settle(art, node_id, run.reserved, verdict,
                                          self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)
@@ -395,6 +396,5 @@ class Planner(PlanReader):
 def _relative(path: str | Path, repo: str | None) -> str:
     """`path` relative to the repo when it lies inside it, else as given (posix)."""
     p = Path(path)
-    if repo and p.is_absolute() and p.resolve().is_relative_to(Path(repo)):
-        return p.resolve().relative_to(Path(repo)).as_posix()
-    return p.as_posix()
+    inside = bool(repo) and p.is_absolute() and p.resolve().is_relative_to(Path(repo or "."))
+    return (p.resolve().relative_to(Path(repo or ".")) if inside else p).as_posix()

@@ -67,6 +67,7 @@ PROMPT_MAX_EVIDENCE_LINES = 200
 PROMPT_MAX_IMPACT_LINES = 60
 PROMPT_MAX_LOCALIZATION_LINES = 20
 PROMPT_MAX_CONTEXT_LINES = 20
+PROMPT_MAX_TESTS_LINES = 5  # localized entities whose tests and test home the prompt shows
 PROMPT_MAX_TEST_MODULES = 20  # test modules shown so a new test can follow the repo's layout
 PROMPT_FIELD_MAX_CHARS = 200  # a signature or context summary, cut to one line of this length
 # A scoped re-invoke (§3.5, §4 "Re-invocation on replan") is one short call: the failure as one
@@ -86,6 +87,8 @@ REPLAY_MAX_BYTES = 1024 * 1024
 BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary target
 BUILTIN_MAX_ALTERNATIVES = 3
 BUILTIN_MAX_FAN_IN = 8  # a builtin node waits on at most this many; more run as a chain
+MAX_FINDINGS = 32  # plan lint findings kept in plan.json (`plan07 lint` recomputes them all)
+BUILTIN_MAX_DERIVED_TESTS = 4  # criteria the builtin writes a red-then-green test for, at most
 BUILTIN_MAX_PRIMARY = 2  # targets followed at most (more only when the request names them)
 
 # Evidence (ours): built-in recon / impact / soft-rank bounds
@@ -99,4 +102,11 @@ SOFT_RANK_MAX_ENTITIES = 256  # soft_rank entries in a built bundle (anchors, im
 INPUT_MAX_BYTES = 256 * 1024 * 1024
 JSON_MAX_DEPTH = 64
 CHECK_TIMEOUT_MAX_S = 86_400.0
+# A check's timeout when none is given (docs/safety.md "Timeouts"): sized from the CP0 baseline's
+# duration, the baseline's run of the plan's tests taking `s` seconds gives
+# max(CHECK_TIMEOUT_FLOOR_S, CHECK_TIMEOUT_FACTOR * s + CHECK_TIMEOUT_FLOOR_S); a check that hits it
+# is inconclusive, never the node's failure.
+CHECK_TIMEOUT_FLOOR_S = 120.0
+CHECK_TIMEOUT_FACTOR = 3.0
+BASELINE_TIMEOUT_S = 1800.0  # the CP0 baseline run itself
 ERROR_MAX_CHARS = 1000

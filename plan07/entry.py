@@ -113,7 +113,7 @@ def next_view(argv: list[str]) -> str | None:
         return None
 
 
-def complete_args(argv: list[str]) -> tuple[str, Path | None, float, bool] | None:
+def complete_args(argv: list[str]) -> tuple[str, Path | None, float | None, bool] | None:
     """(node id, state dir, timeout, json) when argv is `complete ID` with at most `--state DIR`,
     `--timeout SECONDS` and `--json` (each once, `--flag=value` too), as the full CLI parses
     them; None for anything else (help, another flag, a bad value: the full CLI says what)."""
@@ -139,7 +139,8 @@ def complete_args(argv: list[str]) -> tuple[str, Path | None, float, bool] | Non
         i += 1
     state = seen.get("--state")
     try:
-        timeout = float(seen.get("--timeout") or "120")
+        given = seen.get("--timeout")
+        timeout = float(given) if given else None  # None: sized from the CP0 run
     except ValueError:
         return None
     if state == "" or seen.get("--timeout") == "":

@@ -6,7 +6,7 @@ the state dir (plan07.store.state), never writes it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from plan07.errors import InputError
 from plan07.model import (
@@ -18,9 +18,13 @@ from plan07.model import (
     PlanStatus,
     Proof,
     Usage,
+    Violation,
 )
 from plan07.plan import artifact
 from plan07.store import state
+
+if TYPE_CHECKING:
+    from plan07.order.planlint import LintInput
 
 
 class PlanReader:
@@ -59,9 +63,14 @@ class PlanReader:
 
     @property
     def warnings(self) -> list[str]:
-        """What a person should know about the plan's world: checks run with plan07's own
+        """What a person should know about the plan's world, one line: the CP0 baseline is
+        deferred (no interpreter could run the plan's tests), or checks run with plan07's own
         interpreter when no environment of the repository was found."""
         gate = self.artifact.gate
+        if gate is not None and gate.baseline_deferred:
+            return [f"warning: the CP0 baseline is deferred ({gate.baseline_deferred}); the plan "
+                    "is made, and the first `plan07 complete` whose interpreter runs the repo's "
+                    "tests takes it on the CP0 content (`--python PATH`)"]
         if gate is None or gate.python_source != "plan07":
             return []
         from plan07.gate.interpreter import Interpreter
@@ -95,17 +104,40 @@ class PlanReader:
 
         return termination_blockers(self.artifact)
 
+    def lint(self) -> list[Violation]:
+        """What the plan lint finds in the plan as it is now (docs/rules.md "Plan lint")."""
+        from plan07.order.planlint import findings
+
+        art = self.artifact
+        return findings(artifact.obligations_of(art), self._evidence(art), self._lint_input(art),
+                        engine=art.engine, role_facts=art.roles, observed=art.observed)
+
+    def _lint_input(self, art: PlanArtifact) -> LintInput:
+        from plan07.order.planlint import LintInput
+
+        ctx = art.lint_context
+        return LintInput(art.requirement, art.gate.passed_at_cp0 if art.gate else [],
+                         ctx.requested if ctx else [], ctx.homes if ctx else [])
+
     def explain(self, src: str, dst: str | None = None, *, violation: str | None = None,
                 depth: int | None = None, evidence: Evidence | None = None,
-                engine: str | None = None, rules: Path | None = None) -> Proof:
+                engine: str | None = None, rules: Path | None = None,
+                finding: str | None = None) -> Proof:
         """Why the plan orders `src` before `dst` (a proof tree from the rules), or why it does
-        not (`why_not`); with `violation` KIND, why that violation over `src` [`dst`] holds.
-        `evidence`, `engine`, `rules`: instead of the plan's own."""
+        not (`why_not`); with `violation` KIND, why that violation over `src` [`dst`] holds, with
+        `finding` KIND, that plan lint finding. `evidence`, `engine`, `rules`: instead of the
+        plan's own."""
         from plan07.order.derive import explain, explain_violation
 
         art = self.artifact
         ev = evidence if evidence is not None else self._evidence(art)
         eng = engine or art.engine
+        if finding is not None:
+            from plan07.order.planlint import explain_finding
+
+            return explain_finding(artifact.obligations_of(art), ev, self._lint_input(art),
+                                   finding, [src] + ([dst] if dst else []), engine=eng,
+                                   depth=depth, role_facts=art.roles, observed=art.observed)
         if violation is not None:
             return explain_violation(artifact.obligations_of(art), ev, violation,
                                      [src] + ([dst] if dst else []), engine=eng, depth=depth,

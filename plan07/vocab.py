@@ -1,8 +1,9 @@
 """The vocabulary every stage shares, defined once. Pure.
 
 - the check grammar of a node's `validation` (docs/revise.md "The validation gate"): a pytest
-  node id `path/test_x.py::name[::name][param]`, `pytest:<path>`, `import:<module>` or `compile`;
-  anything else is `unverifiable`. The grammar admits no space, quote, `;`, `$`, pipe or glob, so
+  node id `path/test_x.py::name[::name][param]`, `pytest:<path>`, `import:<module>`, `compile` or
+  `regression` (the tests of every module the plan changed, against CP0); anything else is
+  `unverifiable`. The grammar admits no space, quote, `;`, `$`, pipe or glob, so
   a validation string is data, never a command line;
 - pytest node ids found in prose (acceptance criteria);
 - test ids: a dotted test entity as the pytest node id that runs it, where a source root such as
@@ -17,7 +18,12 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-CheckKind = Literal["pytest_node", "pytest_path", "compile", "import", "unverifiable"]
+CheckKind = Literal["pytest_node", "pytest_path", "compile", "import", "regression",
+                    "unverifiable"]
+REGRESSION = "regression"  # the plan's regression run (README "No false done")
+# what the plan lint's rules find (docs/rules.md "Plan lint")
+FINDING_KINDS = ("criterion_uncovered", "target_unknown", "consumer_unplanned", "test_misplaced",
+                 "top_unplanned", "no_regression_run", "weak_check")
 
 PATH = r"[\w.+/-]+"
 NAME = r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\[[\w.,+=-]*\])?"
@@ -29,6 +35,13 @@ NODE_ID_IN_TEXT = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*\.py::[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\[[^\]\s]{0,120}\])?)"
 )
 TEST_MODULE = re.compile(r"^(test_\w+|\w+_test)$")
+# an acceptance criterion only the plan's regression run settles: "existing tests keep passing",
+# "no regressions", "the test suite still passes" (plan07.plan.criteria)
+REGRESSION_CRITERION = re.compile(
+    r"\b(?:existing|all|other|current|old|previous|remaining)\b(?:\s+\w+){0,3}\s+tests?\b.*"
+    r"\b(?:pass|passing|green|succeed|unaffected|unchanged|work)|\bno (?:new )?"
+    r"(?:test )?(?:regressions?|failures?)\b|\b(?:test ?suite|tests) (?:still |keeps? )?"
+    r"pass(?:es|ing)?\b|\bdo(?:es)? not break (?:any |the )?(?:existing )?tests?\b", re.I)
 
 
 def classify(validation: str) -> CheckKind:
@@ -36,6 +49,8 @@ def classify(validation: str) -> CheckKind:
     v = validation.strip()
     if v == "compile":
         return "compile"
+    if v == REGRESSION:
+        return "regression"
     if IMPORT.fullmatch(v):
         return "import"
     if PYTEST_PATH.fullmatch(v):

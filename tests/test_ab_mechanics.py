@@ -9,6 +9,7 @@ records every context it was shown."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,11 +114,17 @@ def test_gate_off_shows_the_executor_what_the_full_plan07_shows(runs: Runs, forc
     """§7.5 isolation: gate off changes what is checked after each node (`compile`), not what
     the executor reads -- the same check, required validation and criteria as the full plan07,
     so a difference in the numbers is the gate's, not a shorter prompt's. With a fault forced at
-    the callee (a merged node after its failure), the first prompts agree up to the failure."""
+    the callee (a merged node after its failure), the first prompts agree up to the failure. The
+    gate's own note on a check (it passed at CP0, README "No false done") is the gate's output,
+    ablated with it: not compared."""
     task = widen_task()
     faults = _callee_fault(task)[1] if force else OFF
-    full = runs("plan07", task, faults, Ablation()).contexts
-    nogate = runs("plan07", task, faults, Ablation(gate=False)).contexts
+
+    def unnoted(contexts: list[str]) -> list[str]:
+        return [re.sub(r"^check_note: .*\n", "", c, flags=re.M) for c in contexts]
+
+    full = unnoted(runs("plan07", task, faults, Ablation()).contexts)
+    nogate = unnoted(runs("plan07", task, faults, Ablation(gate=False)).contexts)
     assert "compile" not in full[0]
     if force:  # the faulty first attempt is shown the same prompt; what follows differs
         assert nogate[0] == full[0]

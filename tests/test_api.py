@@ -42,6 +42,7 @@ OBLIGATIONS = [
     ob("O3", "pkg.other", "modify", [], "compile"),
     ob("O4", "tests/test_core.py::test_f", "validate", ["O2"], "tests/test_core.py::test_f"),
     ob("O5", "pkg.core.h", "modify", [], "import:pkg.core", status="alternative"),
+    ob("O6", "pkg", "validate", ["O3", "O4"], "regression"),  # the plan ends with its run
 ]
 
 
@@ -164,7 +165,7 @@ def test_create_persists_the_37_artifact_with_history_and_usage(tmp_path: Path) 
     data = json.loads((tmp_path / "state" / "plan.json").read_text())
     assert list(data)[:7] == ["plan_id", "requirement", "nodes", "checkpoints", "branch_scores",
                               "revision_history", "audit"]
-    assert [n.id for n in art.nodes] == ["O1", "O2", "O3", "O4", "O5"]
+    assert [n.id for n in art.nodes] == ["O1", "O2", "O3", "O4", "O5", "O6"]
     assert art.schedule.alternative == ["O5"]
     assert "O5" in art.branch_scores
     assert [r.rev for r in art.revision_history] == [1]
@@ -286,15 +287,15 @@ def test_a_collapsed_cycle_is_validated_as_one_unit(tmp_path: Path) -> None:
     obs = [ob("O1", "pkg.core.f", "modify", ["O2"], "compile"),
            ob("O2", "pkg.core.g", "modify", ["O1"], "import:pkg.core")]
     planner = make_plan(tmp_path, obs)
-    art = planner.artifact
-    assert [(n.id, n.members) for n in art.nodes] == [("O1_cycle", ["O1", "O2"])]
+    art = planner.artifact  # the plan lint ends it with its regression run (O3)
+    assert [(n.id, n.members) for n in art.nodes] == [("O1_cycle", ["O1", "O2"]), ("O3", [])]
     view = planner.next()
     assert view is not None
     assert view.node_id == "O1_cycle"
     verdict = planner.complete("O1_cycle")
     assert verdict.passed
     assert verdict.check == "compile && import:pkg.core"
-    assert planner.next() is None
+    assert planner.next() is not None  # the regression run
 
 
 def test_open_without_a_plan_says_what_to_do(tmp_path: Path) -> None:
@@ -579,7 +580,7 @@ def test_a_plan_on_a_derived_criterion_terminates_only_once_it_is_confirmed(
                              evidence=Evidence(), llm=f"replay:{replay}",
                              state_dir=tmp_path / "state")
     assert planner.artifact.requirement.needs_confirmation
-    drive(planner, "O1", "O2", "O3", "O4")
+    drive(planner, "O1", "O2", "O3", "O4", "O6")
     assert planner.next() is None
     assert planner.termination_blockers() == [
         "criterion 1 'f is configurable' was derived, not named (requirement.needs_confirmation,"
@@ -606,14 +607,14 @@ def test_a_named_test_criterion_is_settled_by_its_validation_not_by_confirmation
     drive(planner, "O1", "O2", "O3")
     assert planner.termination_blockers() == [
         "O4: not complete (state pending)",
+        "O6: not complete (state pending)",
         "criterion 1 'tests/test_core.py::test_f' names tests/test_core.py::test_f, which no "
         "complete node's validation runs; plan a validate obligation for it, or check it "
         "yourself and `plan07 confirm 1`",
-        # no node cites it and none so far ran a test (compile/import only): not settled yet
-        "criterion 2 'passes' was proved by no executed test (its nodes were validated by "
-        "import/compile only): check it yourself, then `plan07 confirm 2`"]
+        "no regression run: the plan terminates only after the tests of every module it "
+        "changed ran against CP0 (complete its `regression` node)"]
     assert planner.confirm("all") == []  # --all never confirms a test for the user
-    drive(planner, "O4")
+    drive(planner, "O4", "O6")
     assert planner.termination_blockers() == []
     with pytest.raises(InputError, match="criterion 1 is already proven by .* of O4"):
         planner.confirm([1])

@@ -99,9 +99,11 @@ def test_derived_candidates_are_at_most_the_cap() -> None:
 
 
 def test_a_goal_with_nothing_derivable_gets_the_goal_as_the_criterion_to_confirm() -> None:
-    # §3.1: a request with a goal is never refused for want of a named criterion
+    # §3.1: a request with a goal is never refused for want of a named criterion; the one it
+    # gets is phrased as a check, never a placeholder
     out = canonicalize_with_notes("Session timeout.")
-    assert out.requirement.acceptance_criteria == ["the request is met: Session timeout"]
+    assert out.requirement.acceptance_criteria == [
+        "a test reproducing the report passes: session timeout"]
     assert out.requirement.needs_confirmation is True
     assert any("plan07 confirm" in n for n in out.notes)
 
@@ -317,8 +319,9 @@ def test_predicate_cap_boundary() -> None:
 
 def test_an_uncuttable_prose_statement_is_left_out_with_a_note() -> None:
     path = "/srv/example/" + "a" * 190  # a link would be left out as a link (never a criterion)
-    result = canonicalize_with_notes(f"Fix the link. It should point to {path}. It must be https.")
-    assert result.requirement.acceptance_criteria == ["It must be https"]
+    result = canonicalize_with_notes(f"Fix the link. It should point to {path}. "
+                                     "The link must be https.")
+    assert result.requirement.acceptance_criteria == ["The link must be https"]
     assert len(result.notes) == 1
     assert "PREDICATE_MAX_CHARS=200" in result.notes[0]
 

@@ -221,7 +221,7 @@ def test_builtin_plan_is_sensible(case: str) -> None:
     assert pos[define.id] < pos[cfg.id]
     assert any(o.obligation == "preserve" and "breaking" in o.caused_by for o in obs)
     last = [o for o in obs if o.status != "alternative"][-1]
-    assert last.validation == "compile"
+    assert last.validation == "regression"  # the plan ends with its regression run
     assert last.obligation == "validate"
     assert any(o.status == "alternative" for o in obs)
     assert all(d in by and pos[d] < pos[o.id] for o in obs for d in o.dependencies)
@@ -261,7 +261,7 @@ def test_builtin_with_no_evidence_still_anchors_the_criteria() -> None:
     obs = decompose(req, Evidence(), make_client("builtin")).obligations
     assert [(o.obligation, o.validation) for o in obs] == [
         ("modify", "tests/test_cli.py::test_verbose"),
-        ("validate", "tests/test_cli.py::test_verbose"), ("validate", "compile")]
+        ("validate", "tests/test_cli.py::test_verbose"), ("validate", "regression")]
 
 
 def test_builtin_define_step_fails_until_the_test_is_written(
@@ -357,10 +357,16 @@ def test_builtin_modifies_the_entity_the_request_names_without_localization() ->
     user = assemble(req, ev)[1]["content"]
     assert 'localization {"entity": "table.Table.__init__", "score": 1.0}' in user
     obs = decompose(req, ev, make_client("builtin")).obligations
-    mods = [o for o in obs if o.obligation == "modify"]
+    mods = [o for o in obs if o.obligation == "modify" and "::" not in o.target_entity]
     assert [o.target_entity for o in mods] == ["table.Table.__init__"]
-    assert "criterion 1" in mods[0].caused_by  # the criterion cites it, no made-up test
-    assert not any("::" in o.target_entity for o in obs)
+    assert "criterion 1" in mods[0].caused_by  # the criterion cites it
+    # and a test that can fail proves it: defined first (red), run after the change (green)
+    define, run = [o for o in obs if "::" in o.target_entity]
+    assert (define.obligation, run.obligation) == ("modify", "validate")
+    assert define.validation == run.validation == define.target_entity
+    assert define.target_entity.endswith("::test_table_init_accepts_min_width_total")
+    assert mods[0].id in run.dependencies
+    assert define.id in run.dependencies
 
 
 def test_named_seeds_leave_a_localized_bundle_alone() -> None:
@@ -405,7 +411,7 @@ def test_scoped_builtin_adds_the_uncovered_consumer_under_a_fresh_id() -> None:
     assert [(o.id, o.target_entity, o.dependencies) for o in fresh] == [
         (f"{widen.id}.r1", "pkg.api.login", [widen.id])]
     assert "TypeError in login" in fresh[0].caused_by
-    compile_ = next(o for o in result.obligations if o.validation == "compile"
+    compile_ = next(o for o in result.obligations if o.validation == "regression"
                     and o.obligation == "validate")
     assert fresh[0].id in compile_.dependencies
 

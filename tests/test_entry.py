@@ -202,6 +202,6 @@ def test_any_other_complete_is_the_full_cli(argv: list[str]) -> None:
 
 
 def test_complete_args() -> None:
-    assert entry.complete_args(["complete", "O3"]) == ("O3", None, 120.0, False)
+    assert entry.complete_args(["complete", "O3"]) == ("O3", None, None, False)
     assert entry.complete_args(["complete", "O3", "--json", "--state=s", "--timeout", "9"]) == (
         "O3", Path("s"), 9.0, True)

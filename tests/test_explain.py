@@ -15,8 +15,9 @@ from plan07.engine.provenance import explain_facts, render
 from plan07.evidence import load_evidence
 from plan07.model import PlanArtifact, PlanNode, Requirement
 from plan07.model.proof import ProofNode
-from plan07.order.derive import explain, explain_violation, load_obligations
+from plan07.order.derive import explain, explain_violation
 from plan07.order.fixtures import case_facts, discover
+from plan07.order.load import load_obligations
 
 SPEC = Path(__file__).parent / "rules" / "session_timeout" / "spec_example"
 LADDER = ["widen_before_rebind", "widen_before_compile", "rebind_before_compile",

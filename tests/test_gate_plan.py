@@ -96,7 +96,7 @@ def test_a_signature_change_drives_to_done_with_a_preexisting_failure(
     edits = {"O1": ("pkg/core.py", "def f(x, scale=1):\n    return x * scale\n"),
              "O2": ("pkg/use.py", "from pkg.core import f\n\n\ndef g():\n"
                                   "    return f(1, scale=2)\n")}
-    for nid in ("O1", "O2", "O3"):
+    for nid in ("O1", "O2", "O3", "O4"):  # O4: the regression run the plan lint added
         view = p.next()
         assert view is not None
         assert view.node_id == nid
@@ -106,10 +106,11 @@ def test_a_signature_change_drives_to_done_with_a_preexisting_failure(
         assert v.passed, v.output_tail
         if nid == "O2":  # pytest:tests runs the known bug too: reported, never blamed
             assert v.preexisting == ["tests/test_core.py::test_known_bug"]
+    assert (v.kind, v.ran) == ("regression", 3)  # tests/test_core.py imports pkg.core, pkg.use
     assert p.next() is None
     assert p.termination_blockers() == []
     passed = [e for e in p.events if e["event"] == "passed"]
-    assert [e["node"] for e in passed] == ["O1", "O2", "O3"]
+    assert [e["node"] for e in passed] == ["O1", "O2", "O3", "O4"]
     assert "pre-existing failures not blamed" in p.artifact.audit[-2].trace \
         or any("pre-existing" in r.trace for r in p.artifact.audit)
 
@@ -118,12 +119,18 @@ def test_a_plan_driven_with_no_edits_never_ends_done(tmp_path: Path, repo: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     p = plan(tmp_path, repo, SIGNATURE)
     for nid in ("O1", "O2", "O3"):
-        assert p.next() is not None
+        view = p.next()
+        assert view is not None
+        assert view.check_note is not None  # ...and they prove nothing: they passed at CP0
+        assert "proves nothing" in view.check_note
         assert p.complete(nid).passed  # the checks pass: nothing was broken...
-    assert p.next() is None
+    assert p.next() is not None
+    v = p.complete("O4")  # ...and the regression run refuses a plan that changed nothing
+    assert not v.passed
+    assert "changed no file since CP0" in v.output_tail
     blockers = p.termination_blockers()
     assert any(b.startswith("no modify node changed any file") for b in blockers)
-    assert main(["next", "--state", str(tmp_path / "state")]) == 1
+    assert main(["next", "--state", str(tmp_path / "state")]) == 0  # O4 again, never "done"
     assert "done" not in capsys.readouterr().out.splitlines()[0]
 
 
@@ -156,6 +163,8 @@ def test_a_test_first_plan_goes_red_then_green(tmp_path: Path, repo: Path) -> No
     assert not v.red
     assert p.next() is not None
     assert p.complete("O3").passed
+    assert p.next() is not None
+    assert p.complete("O4").passed  # the regression run
     assert p.next() is None
     assert p.termination_blockers() == []
 
@@ -180,19 +189,42 @@ def test_an_environment_problem_is_one_line_and_changes_nothing(
     assert after.active == "O1"
 
 
-def test_plan_refuses_an_environment_that_cannot_run_the_tests(
+def test_a_plan_without_an_environment_defers_its_baseline_to_the_first_complete_with_one(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo(tmp_path, venv=False)  # plan07's own python has no repo_env_only
     replay = tmp_path / "c.json"
     replay.write_text(json.dumps({"obligations": SIGNATURE}))
     (tmp_path / "r.md").write_text(REQUEST)
+    st = str(tmp_path / "st")
     argv = ["plan", str(tmp_path / "r.md"), "--repo", str(repo), "--llm", f"replay:{replay}",
-            "--state", str(tmp_path / "st"), "--python", sys.executable]
-    assert main(argv) == 2
+            "--state", st, "--python", sys.executable]
+    assert main(argv) == 0  # the plan is made ...
     err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "cannot import repo_env_only; pass --python" in err
-    assert not (tmp_path / "st" / "plan.json").exists()
+    assert err.count("\n") == 1  # ... with one line of warning
+    assert err.startswith("warning: the CP0 baseline is deferred")
+    assert "cannot import repo_env_only" in err
+    gate = Planner.open(st).artifact.gate
+    assert gate is not None
+    assert gate.baseline_deferred
+    assert gate.baseline_file is None
+    # the agent edits O1 first; no interpreter can run the tests yet: not judged, nothing kept
+    assert main(["next", "--state", st]) == 0
+    (repo / "pkg" / "core.py").write_text("def f(x):\n    return 0\n")  # a bug, planted
+    assert main(["complete", "O1", "--state", st]) == 2
+    assert "the CP0 baseline is not taken yet" in capsys.readouterr().err
+    # an environment that runs them: the baseline is taken on the CP0 content, not the edit
+    venv = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    sp = next((venv / "lib").glob("python3*/site-packages"))
+    (sp / "plan07_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    (sp / "repo_env_only.py").write_text("ONE = 1\n")
+    assert main(["complete", "O1", "--state", st, "--python", str(venv)]) == 1
+    gate = Planner.open(st).artifact.gate
+    assert gate is not None
+    assert gate.baseline_deferred is None
+    assert gate.baseline_file
+    assert gate.baseline_failing == ["tests/test_core.py::test_known_bug"]  # CP0's, not mine
+    assert gate.python == str(venv / "bin" / "python")
     (repo / "pyproject.toml").write_text('[tool.plan07]\ntest-command = "pytest"\n')
     assert main(argv) == 2
     assert "non-empty list of strings" in capsys.readouterr().err
@@ -210,20 +242,21 @@ def test_the_checkpoint_is_the_content_the_check_ran_on(tmp_path: Path, repo: Pa
     assert not v.passed
     assert v.inconclusive
     assert "changed while the check ran" in v.inconclusive
-    assert [n.state for n in p.artifact.nodes] == ["pending"]
+    assert [n.state for n in p.artifact.nodes if n.id == "O1"] == ["pending"]
     assert p.artifact.audit[-1].event == "inconclusive"
 
 
 def test_a_new_plan_that_crashes_before_plan_json_leaves_the_old_baseline(
         tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from plan07.gate import world as gate
+    from plan07.gate.cp0 import BASELINE_FILE
     from plan07.store import state
 
     old = plan(tmp_path, repo, SIGNATURE)  # its baseline: tests/ (test_known_bug fails)
     info = old.artifact.gate
     assert info is not None
     assert info.baseline_file is not None
-    assert info.baseline_file != gate.BASELINE_FILE  # named by its content
+    assert info.baseline_file != BASELINE_FILE  # named by its content
     before = gate.read_baseline(tmp_path / "state", info)
     assert before is not None
     assert before.outcomes is not None

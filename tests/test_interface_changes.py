@@ -48,7 +48,7 @@ def plan(tmp_path: Path, callee_text: str) -> Planner:
     replay = tmp_path / "completion.json"
     replay.write_text(json.dumps({"obligations": obligations}))
     return Planner.create(REQUEST, repo=make_repo(tmp_path), llm=f"replay:{replay}",
-                          state_dir=tmp_path / "state")
+                          state_dir=tmp_path / "state", lint=False)  # the order alone
 
 
 def test_a_compatible_callee_change_is_handed_out_before_its_planned_caller(
@@ -92,7 +92,7 @@ def test_a_failure_in_the_consumers_tests_merges_them_with_no_model_call(
     replay.write_text(json.dumps({"obligations": obligations}))
     repo = make_repo(tmp_path)
     planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
-                             state_dir=tmp_path / "state")
+                             state_dir=tmp_path / "state", lint=False)  # the order alone
     view = planner.next()
     assert view is not None
     assert view.node_id == "O1"

@@ -323,7 +323,9 @@ def test_scoped_reinvoke_sends_only_the_subgraph_fragment(
     requirement = json.loads(prompt.split("## requirement\n", 1)[1].splitlines()[0])
     assert requirement["goal"] == req.goal
     cited = " ".join(o.caused_by + " " + o.validation for o in subgraph)
-    assert set(requirement["acceptance_criteria"]) < set(req.acceptance_criteria)
+    # only the criteria the subgraph cites (here every one: each criterion's test runs after
+    # this modify)
+    assert set(requirement["acceptance_criteria"]) <= set(req.acceptance_criteria)
     for c in requirement["acceptance_criteria"]:
         assert c.lower() in cited.lower() or "criterion" in cited
     # the evidence is only what touches the subgraph's (non-validate) targets, not the bundle:

@@ -60,7 +60,7 @@ def ob(i: str, target: str, verb: str, deps: list[str], validation: str) -> dict
 
 def scratch(tmp: Path) -> tuple[Path, Path]:
     """A small git repo whose test of `scale` fails until `scale` doubles, and the replayed
-    decomposition: modify scale (its test validates it), then preserve report."""
+    decomposition: modify scale (its test validates it), preserve report, the regression run."""
     repo = tmp / "repo"
     (repo / "pkg").mkdir(parents=True)
     (repo / "tests").mkdir()
@@ -78,6 +78,7 @@ def scratch(tmp: Path) -> tuple[Path, Path]:
     replay.write_text(json.dumps({"obligations": [
         ob("O1", "pkg.core.scale", "modify", [], "tests/test_core.py::test_scale_doubles"),
         ob("O2", "pkg.core.report", "preserve", ["O1"], "tests/test_core.py::test_report"),
+        ob("O3", "pkg", "validate", ["O2"], "regression"),
     ]}))
     return repo, replay
 
@@ -208,7 +209,7 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             planned = data(await call("plan", request=REQUEST, repo=str(repo), state=st,
                                       llm=f"replay:{replay}", evidence=None,
                                       python=sys.executable, test_command=list(PYTEST_COMMAND)))
-            assert (planned["nodes"], planned["violations"]) == (2, [])
+            assert (planned["nodes"], planned["violations"]) == (3, [])
             py = str(Path(sys.executable).absolute())
             assert planned["python"] == f"{py} (from --python)"
             gate = json.loads(plan_json.read_text())["gate"]
@@ -292,6 +293,9 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             second = data(await call("next", state=st))["node"]
             assert (second["node_id"], second["preconditions"]) == ("O2", {"O1": "complete"})
             assert data(await call("complete", node_id="O2", state=st))["passed"] is True
+            last = data(await call("next", state=st))["node"]  # the regression run
+            assert (last["node_id"], last["required_validation"]) == ("O3", "regression")
+            assert data(await call("complete", node_id="O3", state=st))["passed"] is True
             done = data(await call("next", state=st))
             assert done == {"node": None, "can_terminate": True, "termination_blockers": []}
             assert data(await call("status", state=st))["can_terminate"] is True

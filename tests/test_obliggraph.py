@@ -13,13 +13,8 @@ from plan07.cli import main
 from plan07.errors import InputError
 from plan07.evidence import load_evidence
 from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
-from plan07.order.derive import (
-    derive_order,
-    load_obligations,
-    normalize_test,
-    prepare_facts,
-    roles,
-)
+from plan07.order.derive import derive_order, normalize_test, prepare_facts, roles
+from plan07.order.load import load_obligations
 
 SPEC = Path(__file__).parent / "rules" / "session_timeout" / "spec_example"
 
@@ -107,9 +102,10 @@ def test_only_what_the_rules_can_use_is_loaded() -> None:
     fs = prepare_facts([ob("O1", target="n0", validation="tests/test_far.py::test_it"),
                         ob("O2", target="n1", caused_by="a breaking change")], ev)
     # n0 calls n1, which changes: a planned entity consuming something changed (rebind); n1 ->
-    # n2 is used by no rule (n2 not planned), nor is any entity fact of a plain function
+    # n2 is used by no rule (n2 not planned), nor is the entity fact of a function no one plans
+    # (a planned target's is: the plan lint's target_unknown reads it)
     assert fs.facts["edge"] == {("n0", "n1", "calls")}
-    assert not fs.facts.get("entity")
+    assert fs.facts.get("entity") == {("n0", "function"), ("n1", "function")}
     assert fs.facts["test_exists"] == {("tests/test_far.py::test_it",)}  # named tests: any distance
     assert fs.sources[("edge", ("n0", "n1", "calls"))] == ["evidence recon edge #0"]
     assert fs.sources[("targets", ("O1", "n0"))] == ["obligation O1 .target_entity"]

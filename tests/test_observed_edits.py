@@ -58,8 +58,8 @@ def plan(tmp_path: Path, obligations: list[dict[str, object]]) -> tuple[Planner,
     replay = tmp_path / "completion.json"
     replay.write_text(json.dumps({"obligations": obligations}))
     repo = make_repo(tmp_path)
-    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
-                          state_dir=tmp_path / "state"), repo
+    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",  # the order alone
+                          state_dir=tmp_path / "state", lint=False), repo
 
 
 # the caller listed first, and neither says how the callee's interface changes

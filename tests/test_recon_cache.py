@@ -47,9 +47,9 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = parse.parse_module
 
-    def counting(source: str, file: str) -> parse.ModuleFacts:
+    def counting(source: str, file: str, test: bool | None = None) -> parse.ModuleFacts:
         seen.append(file)
-        return real(source, file)
+        return real(source, file, test)
 
     monkeypatch.setattr(recon, "parse_module", counting)
     return seen

@@ -130,7 +130,9 @@ class _Drive:
                            llm=gold_decomposer(obligations, self.alt),
                            state_dir=self.state_dir / f"plan{self.plans}", engine=self.engine,
                            ordering=self.ab.ordering,
-                           max_retries=min(self.s.bound, caps.MAX_RETRIES_CAP))
+                           # the task's gold decomposition as given: a lint repair would add
+                           # steps the scripted executor has no gold edit for
+                           lint=False, max_retries=min(self.s.bound, caps.MAX_RETRIES_CAP))
         self._seen = 0
         self._account(p, retry=retry)
         return p

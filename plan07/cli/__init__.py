@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "plan07.cli.decompose",
     "plan07.cli.rules",
     "plan07.cli.plan",
+    "plan07.cli.lint",
     "plan07.cli.recover",
     "plan07.cli.ab",
     "plan07.cli.mcp",

@@ -107,9 +107,10 @@ def open_planner(state: Path | None) -> Planner:
     return Planner.at(state)
 
 
-def complete(node_id: str, state: Path | None, timeout: float, as_json: bool) -> int:
+def complete(node_id: str, state: Path | None, timeout: float | None, as_json: bool, *,
+             python: str | None = None) -> int:
     """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2."""
-    verdict = open_planner(state).complete(node_id, timeout=timeout)
+    verdict = open_planner(state).complete(node_id, timeout=timeout, python=python)
     if as_json:
         print_json(verdict)
     elif verdict.inconclusive:

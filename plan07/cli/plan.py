@@ -109,19 +109,24 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
                f"test (<= {b.max_test_calls} calls)\n"
                f"  required validation: {view.required_validation}\n"
                f"  check: {view.check}\n"
+               + (f"  note: {view.check_note}\n" if view.check_note else "") +
                f"  then: plan07 complete {view.node_id}")
 
 
 def complete(
     node_id: Annotated[str, typer.Argument(help="The obligation to validate, e.g. O3.")],
     state: StateOpt = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per check.")] = 120.0,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", help="Seconds per check (default: sized from the CP0 baseline's run).")
+    ] = None,
+    python: Annotated[str | None, typer.Option(
+        "--python", help="The interpreter that takes a deferred CP0 baseline.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the node's validation; pass -> complete and advance; fail -> exit 1."""
     from plan07.cli import console  # the console script's fast path prints through it too
 
-    rc = console.complete(node_id, state, timeout, as_json)
+    rc = console.complete(node_id, state, timeout, as_json, python=python)
     if rc:
         raise typer.Exit(rc)
 

@@ -47,6 +47,8 @@ def explain(
     dst: Annotated[str | None, typer.Argument(help="Edge target (or the second node).")] = None,
     violation: Annotated[str | None, typer.Option("--violation", help="Explain violation KIND "
                          "over SRC [DST] instead of an edge.")] = None,
+    finding: Annotated[str | None, typer.Option("--finding", help="Explain the plan lint's "
+                       "finding KIND over SRC [DST] (with --state).")] = None,
     obligations: Annotated[Path | None, typer.Option("--obligations")] = None,
     evidence: Annotated[Path | None, typer.Option("--evidence")] = None,
     facts: Annotated[Path | None, typer.Option("--facts", help="Raw input facts (a facts.dl of "
@@ -61,8 +63,18 @@ def explain(
     """Why the edge SRC -> DST exists (proof tree), or why not (exit 1)."""
     from plan07 import PlanReader, load_evidence, render_proof
 
-    if violation is None and dst is None:
-        raise InputError("explain an edge needs SRC and DST (or --violation KIND)", field="DST")
+    if violation is None and finding is None and dst is None:
+        raise InputError("explain an edge needs SRC and DST (or --violation KIND, --finding "
+                         "KIND)", field="DST")
+    if finding is not None and (facts is not None or obligations is not None):
+        raise InputError("--finding explains a plan's lint finding: give --state, not "
+                         "--facts or --obligations", field="--finding")
+    if finding is not None:
+        from plan07.vocab import FINDING_KINDS
+
+        if finding not in FINDING_KINDS:
+            raise InputError(f"unknown finding kind {finding!r}; one of "
+                             f"{', '.join(FINDING_KINDS)}", field="--finding")
     if violation is not None:
         check_violation_kind(violation, rules)
     ev = load_evidence(evidence) if evidence else None
@@ -84,7 +96,8 @@ def explain(
                                  rules_path=rules)
     else:
         proof = PlanReader.at(state).explain(src, dst, violation=violation, depth=depth,
-                                             evidence=ev, engine=engine, rules=rules)
+                                             evidence=ev, engine=engine, rules=rules,
+                                             finding=finding)
     if as_json:
         print_json(proof)
     elif proof.holds and proof.tree is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,12 +31,15 @@ from plan07.decompose.evidence_index import (
     edge_line,
     mentioned,
     named,
+    names,
     slug,
     words,
 )
+from plan07.decompose.prompt import TestsLine
 from plan07.model import Evidence, Localization, Obligation, RoleWord
-from plan07.vocab import NODE_ID_IN_TEXT
+from plan07.vocab import NODE_ID_IN_TEXT, REGRESSION_CRITERION
 
+COMMAND_CRITERION = re.compile(r"^`[^`]+` succeeds$")  # plan07 never runs it: the user confirms
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
 # What the request says of the interface (design.md "compatible vs breaking"): a change to a
 # signature is planned as one only when the request speaks of one; a body-only fix (most bug
@@ -67,6 +71,7 @@ class _Derivation:
     widened: list[str] = field(default_factory=list)
     extra: dict[str, Draft] = field(default_factory=dict)  # preserve_default, recheck
     defines: dict[str, Draft] = field(default_factory=dict)  # test id -> its defining modify
+    regression: list[tuple[int, str]] = field(default_factory=list)  # the run settles these
     validates: dict[str, Draft] = field(default_factory=dict)
     preserves: list[Draft] = field(default_factory=list)
 
@@ -80,11 +85,13 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
     return derive_with_roles(requirement, evidence)[0]
 
 
-def derive_with_roles(requirement: dict[str, Any], evidence: Evidence
+def derive_with_roles(requirement: dict[str, Any], evidence: Evidence,
+                      tests: Mapping[str, TestsLine] | None = None
                       ) -> tuple[list[Obligation], dict[str, list[RoleWord]]]:
     """`derive`, with each obligation's role words (docs/rules.md "Role facts"): the rules read
-    these, not the obligations' prose."""
-    d = _Derivation(EvidenceIndex(evidence), evidence, str(requirement.get("goal", "")),
+    these, not the obligations' prose. `tests`: the prompt's tests lines (entity -> its tests and
+    test home)."""
+    d = _Derivation(EvidenceIndex(evidence, tests), evidence, str(requirement.get("goal", "")),
                     [str(c) for c in requirement.get("acceptance_criteria", [])],
                     [str(c) for c in requirement.get("constraints", [])])
     d.interface = interface_change(" ".join([d.goal, *d.criteria]))  # not "no breaking change"
@@ -185,8 +192,11 @@ def _modifies(d: _Derivation) -> None:
             m.says.add("compatible")  # a widen keeps the old form
         else:
             m.validation = ix.check([e])
-        if e not in deps and not m.why:
-            m.why.append(f"requirement: {d.goal}")
+        if d.interface == "body":  # a bug fix: the body changes, its callers are left alone
+            m.says.add("behaviour")
+            m.why.append(f"a body change: the interface of {e} stays as it is")
+        if not deps.get(e) and not any(w.startswith(("criterion", "requirement")) for w in m.why):
+            m.why.insert(0, f"requirement: {d.goal}")
             m.cites.append(d.goal)
         m.deps = [f"modify:{s}" for s in deps.get(e, [])]
 
@@ -203,12 +213,14 @@ def _criteria(d: _Derivation) -> None:
         hit = [e for e in d.order if named(c, e) or e in resolved]
         for e in hit:
             cites[e].append((n, c))
-        if DEFAULT_WORDS.search(c) and d.order:
-            _preserve_default(d, n, c, tests)
-        elif tests:
+        if tests:
             named_tests += [(n, t) for t in tests]
-        elif not hit:
-            derived.append((n, c))
+        elif REGRESSION_CRITERION.search(c):
+            d.regression.append((n, c))  # settled by the regression run alone
+        elif DEFAULT_WORDS.search(c) and d.order:
+            _preserve_default(d, n, c, tests)
+        elif not COMMAND_CRITERION.match(c) and len(derived) < caps.BUILTIN_MAX_DERIVED_TESTS:
+            derived.append((n, c))  # a test that fails now and passes once it holds
     for e, cs in cites.items():
         d.mods[e].why[:0] = [f"criterion {n}: {c}" for n, c in cs]
         d.mods[e].cites[:0] = [c for _, c in cs]
@@ -224,8 +236,17 @@ def _criteria(d: _Derivation) -> None:
         _preserve_default(d, 0, "", [])
     impl = [f"modify:{e}" for e in d.order] + _recheck(d)
 
-    test_file = d.ix.test_file(d.order, " ".join(c for _, c in derived))
-    wanted = named_tests + [(n, f"{test_file}::test_{slug(c)}") for n, c in derived]
+    taken = {t.rsplit("::", 1)[-1].removeprefix("test_") for t in d.ix.test_ids}
+    wanted = named_tests[:]
+    for n, c in derived:  # each named from its criterion, whole words, never twice, in the
+        # test module of what it names (else of the first change): README "Tests where the
+        # repository keeps them"
+        about = sorted((e for e, cs in cites.items() if any(m == n for m, _ in cs)),
+                       key=lambda e: _where(c, e))  # the subject, named first
+        test_file = d.ix.test_file([*about, *d.order], c)
+        name = slug(c, taken)
+        taken.add(name)
+        wanted.append((n, f"{test_file}::test_{name}"))
     for n, t in wanted:  # §3.2 "tests are defined early to anchor success"
         if t not in d.ix.test_ids and t not in d.defines:
             # Its check is the test itself: a test not written fails "not found", so the step
@@ -243,6 +264,13 @@ def _criteria(d: _Derivation) -> None:
         d.validates.setdefault(t, Draft(
             "validate", d.ix.test_entity(t, t), [f"criterion {m}: {c}" for m, c in said],
             f"requirement criterion {n}", t, deps=before, cites=[c for _, c in said]))
+
+
+def _where(text: str, entity: str) -> int:
+    """Where `text` first names `entity` (len(text) when it does not)."""
+    hits = [m.start() for n in names(entity) for m in re.finditer(
+        rf"(?<![\w.-]){re.escape(n)}(?![\w-])", text)]
+    return min(hits, default=len(text))
 
 
 def _preserve_default(d: _Derivation, n: int, c: str, tests: list[str]) -> None:
@@ -316,9 +344,11 @@ def _assemble(d: _Derivation) -> dict[str, Draft]:
         used = {k for x in out.values() for k in x.deps}
         root = d.order[0].split(".")[0] if d.order else "repository"
         out["compile"] = Draft(
-            "validate", root, ["every step ends in a repository that compiles (§3.2: widen, "
-                               "rebind, then compile)"], "§3.2 ordering ladder", "compile",
-            deps=[k for k in out if k not in used])
+            "validate", root, [*(f"criterion {n}: {c}" for n, c in d.regression),
+                               "the plan ends with its regression run: the tests of every "
+                               "module it changed pass as at CP0, and it compiles (§3.2: widen, "
+                               "rebind, then compile)"], "§3.2 ordering ladder", "regression",
+            deps=[k for k in out if k not in used], cites=[c for _, c in d.regression])
     # An alternative is a sibling of the main hypothesis: same verb, same predecessors, so the
     # scheduler sees what it could substitute for (§3.3 P4). The main one is the top-scored
     # primary with the most predecessors (among equal scores, the one that changes last), so a
@@ -335,5 +365,6 @@ def _assemble(d: _Derivation) -> dict[str, Draft]:
             "modify", x.entity, [f"05 localization: {rank}; substitute{instead} only if the main "
                                  "hypothesis is falsified"],
             f"05 localization {x.entity} score {x.score:.2f}", d.ix.check([x.entity]),
-            deps=list(d.mods[main].deps) if main else [], alternative=True)
+            deps=list(d.mods[main].deps) if main else [], alternative=True,
+            says={"behaviour"} if d.interface == "body" else set())
     return out

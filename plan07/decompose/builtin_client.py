@@ -33,7 +33,8 @@ class BuiltinClient:
     ) -> Completion:
         payload = read(messages)
         if payload.scope is None:
-            obligations, roles = derive_with_roles(payload.requirement, payload.evidence)
+            obligations, roles = derive_with_roles(payload.requirement, payload.evidence,
+                                                   tests=payload.tests)
         else:
             obligations, roles = derive_scoped(payload.requirement, payload.evidence,
                                                payload.scope)
@@ -73,7 +74,7 @@ def derive_scoped(requirement: dict[str, Any], evidence: Evidence,
                 caused_by=cut(why, caps.FIELD_MAX_CHARS), dependencies=[o.id],
                 evidence=edge_line(i), status="blocked", validation=ix.check([i.dst])))
     for o in out:
-        if o.obligation == "validate" and o.validation == "compile":
+        if o.obligation == "validate" and o.validation in ("compile", "regression"):
             room = caps.MAX_DEPENDENCIES - len(o.dependencies)
             o.dependencies += [f.id for f in fresh][: max(room, 0)]
     return out + fresh, {f.id: [] for f in fresh}

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
 
 from plan07 import caps
 from plan07.evidence.impact import RELATIONS
+from plan07.evidence.testmap import TestMap
 from plan07.model import Evidence, ImpactEdge
 from plan07.vocab import covers, file_module, pytest_id
 
@@ -41,7 +44,8 @@ def edge_line(i: ImpactEdge) -> str:
 class EvidenceIndex:
     """Look-ups over the evidence, built once per decomposition."""
 
-    def __init__(self, ev: Evidence) -> None:
+    def __init__(self, ev: Evidence, tests: Mapping[str, Any] | None = None) -> None:
+        """`tests`: the prompt's tests lines (entity -> `.tests`, `.home`), read first."""
         from plan07.engine import constants
 
         # the rules' own constants (docs/rules.md breaking_cause, consume_kind), not a copy
@@ -51,6 +55,8 @@ class EvidenceIndex:
         self.tests = {n.id: pytest_id(n.id, n.file) for n in ev.recon.nodes if n.kind == "test"}
         self.test_ids = set(self.tests.values())
         self.exercised = ev.exercised()  # entity -> pytest ids
+        self.tm = TestMap(ev)
+        self.lines = dict(tests or {})
         self.used: dict[str, set[str]] = defaultdict(set)  # entity -> what it consumes
         for e in ev.recon.edges:
             if e.kind in self.consume_kinds:
@@ -123,58 +129,38 @@ class EvidenceIndex:
         return None
 
     def check(self, entities: list[str]) -> str:
-        """The validation for a change to `entities`: their existing tests (one node id, one
-        file, or the common folder), else an import of their module, else `compile`."""
-        tests = sorted({t for e in entities for t in self.exercised.get(e, ())})
+        """The validation for a change to `entities` (README "The gate": a check that can fail
+        exercises the change): one test recon links to them; else the test file most of their
+        linked tests are in; else the test module closest to them that imports their module
+        (plan07.evidence.testmap); else an import of their module, else `compile`."""
+        shown = [t for e in entities if e in self.lines for t in self.lines[e].tests]
+        if shown:  # the prompt's tests line: linked ids, else importing files
+            return shown[0] if "::" in shown[0] and len(shown) == 1 else \
+                f"pytest:{shown[0].split('::', 1)[0]}"
+        tests = sorted({t for e in entities for t in self.tm.linked(e)})
         if len(tests) == 1:
             return tests[0]
         if tests:
-            files = sorted({t.split("::")[0] for t in tests})
-            if len(files) == 1:
-                return f"pytest:{files[0]}"
-            common = files[0].rsplit("/", 1)[0] if "/" in files[0] else "."
-            return f"pytest:{common}" if all(f.startswith(common + "/") for f in files) else \
-                f"pytest:{files[0].split('/')[0]}"
+            files = [t.split("::")[0] for t in tests]
+            home = self.tm.home(entities[0])
+            best = max(sorted(set(files)), key=lambda f: (files.count(f), f == home))
+            return f"pytest:{best}"
+        for e in entities:
+            near = self.tm.importing(e, 1)
+            if near:
+                return f"pytest:{near[0]}"
         mod = next((m for m in (self.module(e) for e in entities) if m), None)
         return f"import:{mod}" if mod else "compile"
 
     def test_file(self, order: list[str], text: str) -> str:
-        """Where a derived test goes: the test file of the changed entities whose name `text`
-        speaks of most (`test_config.py` for "configuration"), else the first one's."""
-        files = [f for e in order for f in sorted({t.split("::")[0]
-                                                   for t in self.exercised.get(e, ())})]
-        ws = words(text)
-
-        def score(f: str) -> int:
-            stems = {w for w in words(f.rsplit("/", 1)[-1][:-3]) if len(w) >= 4}
-            return sum(1 for w in ws if any(w.startswith(s) for s in stems))
-
-        if files:
-            return max(dict.fromkeys(files), key=lambda f: (score(f), -files.index(f)))
-        mod = next((m for m in (self.module(e) for e in order) if m), "module")
-        return self.new_test_file(mod.rsplit(".", 1)[-1])
-
-    def new_test_file(self, stem: str) -> str:
-        """Where a test of module `stem` goes in this repository's layout: its existing
-        `test_<stem>.py`; else, in a repo whose tests are one file, that file; else
-        `test_<stem>.py` in the folder most of its test files are in (`tests/`, `testing/`,
-        the root), never a name a folder already has (`tests/test_utils/` is a package)."""
-        test_files = sorted({t.split("::")[0] for t in self.test_ids} | {
-            n.file for n in self.nodes.values()
-            if n.kind == "module" and n.file and is_test_file(n.file)})
-        own = [f for f in test_files if f.rsplit("/", 1)[-1] == f"test_{stem}.py"]
-        if own:
-            return own[0]
-        if len(test_files) == 1:
-            return test_files[0]
-        dirs = [f.rsplit("/", 1)[0] if "/" in f else "" for f in test_files]
-        home = max(sorted(set(dirs)), key=dirs.count) if dirs else "tests"
-        folders = {n.file.rsplit("/", 1)[0] for n in self.nodes.values()
-                   if n.file and "/" in n.file}
-        name = f"test_{stem}"
-        while f"{home}/{name}".lstrip("/") in folders:
-            name += "_new"
-        return f"{home}/{name}.py".lstrip("/")
+        """Where a derived test goes (README "Tests where the repository keeps them"): the
+        existing test module that already tests the first changed entity's module, else a new
+        file beside where its package's tests are, named the repository's way."""
+        for e in order:
+            home = self.lines[e].home if e in self.lines else self.tm.home(e)
+            if home:
+                return home
+        return self.tm.new_home(order[0]) if order else "tests/test_module.py"
 
 
 def names(entity: str) -> set[str]:
@@ -227,7 +213,25 @@ def best_tests(text: str, tests: set[str]) -> list[str]:
     return sorted(t for n, t in scored if n == top and n > 0)
 
 
-def slug(text: str) -> str:
-    """A test name from a criterion: its words, articles dropped, at most 40 chars."""
-    ws = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _ARTICLES]
-    return cut("_".join(ws), 40).rstrip("_…") or "criterion"
+SLUG_MAX_CHARS = 48
+_SLUG_DROP = _ARTICLES | {"should", "must", "shall", "will", "would", "can", "could", "be", "is",
+                          "are", "that", "it", "its", "when", "of", "to"}
+
+
+def slug(text: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """A test name's words from a criterion (`test_<slug>`): its words less articles and modal
+    filler, whole words only, at most SLUG_MAX_CHARS (never cut mid-word); a name in `taken`
+    gets a number."""
+    ws = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _SLUG_DROP]
+    out: list[str] = []
+    for w in ws:
+        if len("_".join([*out, w])) > SLUG_MAX_CHARS:
+            break
+        out.append(w)
+    name = "_".join(out) or "criterion"
+    if name[0].isdigit():
+        name = "n" + name
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    return name

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from plan07 import caps
 from plan07.decompose.evidence_index import is_test_file
@@ -52,7 +52,8 @@ Each record has exactly these 8 fields:
 - status: "ready" (no dependencies), "blocked" (has dependencies) or "alternative" (a lower-ranked
   candidate that substitutes only if the main hypothesis is falsified).
 - validation: how the node is proven done: a pytest node id (path/to/test_x.py::test_name) or a
-  named check: "compile", "import:<module>", "pytest:<path>". Nothing else; never a shell command.
+  named check: "compile", "import:<module>", "pytest:<path>", "regression". Nothing else; never a
+  shell command.
 Rules:
 - Express a signature change as widen -> rebind (-> optional narrow): first modify the definition
   to accept the new form while keeping the old one (a parameter with a default, the old name as an
@@ -66,7 +67,8 @@ Rules:
 - A test the requirement names that does not exist yet is defined by a modify (target: the test
   id) before the validate that runs it.
 - Shared types before their consumers; migrations before their usage.
-- End with a validate whose validation is "compile".
+- End with a validate whose validation is "regression" (the tests of every module the plan
+  changed, against the baseline).
 - At most {caps.MAX_OBLIGATIONS} obligations.
 """
 
@@ -81,8 +83,8 @@ fields of the scope's records (obligation: modify|preserve|validate; status:
 ready|blocked|alternative; at most {caps.MAX_DEPENDENCIES} dependencies).
 Ids: keep one to revise it, omit one to drop it, new ones are <fresh_id_prefix>1, 2, ...;
 dependencies name these or upstream_done ids.
-validation: a pytest id (path/test_x.py::test_name), "compile", "import:<module>" or
-"pytest:<path>"; never a shell command.
+validation: a pytest id (path/test_x.py::test_name), "compile", "import:<module>",
+"pytest:<path>" or "regression"; never a shell command.
 """
 _LADDER = ("A signature change is widen -> rebind: the definition keeps the old form, each "
            "consumer rebinds after it, a narrow comes last.\n")
@@ -116,9 +118,22 @@ RESPONSE_FORMAT: dict[str, Any] = {
     "json_schema": {"name": "decomposition", "strict": True, "schema": OUTPUT_SCHEMA},
 }
 
+class TestsLine(BaseModel):
+    """The tests of a localized entity (plan07.evidence.testmap): what proves a change of it
+    (the tests recon links to it, else the test modules importing its module) and `home`, the
+    test module a new test of it goes into (README "Tests where the repository keeps them")."""
+
+    __test__ = False  # not a pytest test class
+    model_config = ConfigDict(extra="forbid")
+
+    entity: str
+    tests: list[str] = []
+    home: str = ""
+
+
 _TAGS: dict[str, type[BaseModel]] = {
-    "impact": ImpactEdge, "localization": Localization, "context": ContextItem,
-    "recon.node": ReconNode, "recon.edge": ReconEdge,
+    "impact": ImpactEdge, "localization": Localization, "tests": TestsLine,
+    "context": ContextItem, "recon.node": ReconNode, "recon.edge": ReconEdge,
 }
 
 
@@ -178,8 +193,10 @@ def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     for i in sorted(evidence.impact.edges, key=lambda e: (-e.confidence, e.src, e.dst, e.cause)):
         out.append(("impact", i.model_dump()))
-    for loc in sorted(evidence.localization, key=lambda x: (-x.score, x.entity)):
+    ranked = sorted(evidence.localization, key=lambda x: (-x.score, x.entity))
+    for loc in ranked:
         out.append(("localization", loc.model_dump()))
+    out.extend(("tests", t.model_dump()) for t in tests_lines(evidence, ranked))
     for c in evidence.context:
         out.append(("context", {"entity": c.entity, "summary": one_line(c.summary)}))
     # 03 recon, most telling first: the localized entities and what encloses them (module,
@@ -218,6 +235,22 @@ def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
         out.extend(("recon.edge", e.model_dump()) for e in sorted(
             (e for e in evidence.recon.edges if edge_tier(e) == t),
             key=lambda e: (e.src, e.dst, e.kind)))
+    return out
+
+
+def tests_lines(evidence: Evidence, ranked: Sequence[Localization]) -> list[TestsLine]:
+    """A `tests` line for each of the top-ranked localized entities (PROMPT_MAX_TESTS_LINES)."""
+    from plan07.evidence.testmap import TestMap
+
+    if not ranked:
+        return []
+    tm = TestMap(evidence)
+    out = []
+    for loc in ranked[: caps.PROMPT_MAX_TESTS_LINES]:
+        if tm.module(loc.entity) is None or tm.is_test_module(loc.entity):
+            continue
+        home = tm.home(loc.entity) or tm.new_home(loc.entity)
+        out.append(TestsLine(entity=loc.entity, tests=tm.tests_for(loc.entity)[:3], home=home))
     return out
 
 
@@ -273,6 +306,7 @@ class Payload:
     scope: dict[str, Any] | None = None
     omitted: int = 0
     unknown: list[str] = field(default_factory=list)
+    tests: dict[str, TestsLine] = field(default_factory=dict)  # entity -> its tests line
 
 
 def read(messages: Sequence[dict[str, str]]) -> Payload:
@@ -301,4 +335,5 @@ def read(messages: Sequence[dict[str, str]]) -> Payload:
     evidence = Evidence(recon=Recon(nodes=items["recon.node"], edges=items["recon.edge"]),
                         impact=Impact(edges=items["impact"]), localization=items["localization"],
                         context=items["context"])
-    return Payload(requirement=requirement, evidence=evidence, scope=scope, omitted=omitted)
+    return Payload(requirement=requirement, evidence=evidence, scope=scope, omitted=omitted,
+                   tests={t.entity: t for t in items["tests"]})

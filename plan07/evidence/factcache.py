@@ -20,7 +20,7 @@ from plan07.store import diskcache
 KIND = "recon"
 _CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/body.py", "evidence/callrefs.py",
          "evidence/syntax.py", "evidence/signatures.py", "evidence/recon.py",
-         "evidence/factcache.py", "caps.py")
+         "evidence/factcache.py", "evidence/layout.py", "caps.py")
 FORMAT = 2  # of the pickled ModuleFacts; 2: a call site (CallRef) is a plain tuple
 _code_digest: str | None = None
 
@@ -29,13 +29,17 @@ def enabled() -> bool:
     return diskcache.cache_dir(KIND) is not None
 
 
-def key(rel: str, data: bytes) -> str:
+def key(rel: str, data: bytes, test: bool | None = None) -> str:
+    """`test`: the test-module verdict of the repository's layout, when it differs from the
+    file name's (a file is a test in one repository and data in another)."""
     global _code_digest
     if _code_digest is None:
         root = Path(__file__).resolve().parent.parent
         _code_digest = diskcache.code_digest(root / f for f in _CODE)
     h = hashlib.sha256(f"{FORMAT}\0{_code_digest}".encode())
     h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+    if test is not None:
+        h.update(b"test\0" if test else b"data\0")
     h.update(data)
     return h.hexdigest()
 

@@ -64,12 +64,14 @@ def _is_test_class(node: ast.ClassDef) -> bool:
     return any((c := chain_of(b)) and c[-1].endswith("TestCase") for b in node.bases)
 
 
-def parse_module(source: str, file: str) -> ModuleFacts:
+def parse_module(source: str, file: str, test: bool | None = None) -> ModuleFacts:
     """The facts of one module; raises SyntaxError (or ValueError on NUL bytes) if it does not
-    parse."""
+    parse. `test`: whether the repository's test layout makes it a test module
+    (plan07.evidence.layout); None: by its name alone (`is_test_file`)."""
     tree = ast.parse(source, filename=file)
     name, is_package = module_name(file)
-    mf = ModuleFacts(name=name, file=file, is_package=is_package, is_test_file=is_test_file(file))
+    mf = ModuleFacts(name=name, file=file, is_package=is_package,
+                     is_test_file=is_test_file(file) if test is None else test)
     mf.doc = first_doc_line(tree)
     _imports(tree, mf, import_lines(source))
     dirs = file.split("/")[:-1]

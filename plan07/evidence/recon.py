@@ -19,7 +19,8 @@ from plan07 import collector
 from plan07.errors import InputError
 from plan07.evidence.facts import ModuleFacts
 from plan07.evidence.files import path_prefix, python_files
-from plan07.evidence.parse import parse_module
+from plan07.evidence.layout import read_layout
+from plan07.evidence.parse import is_test_file, parse_module
 from plan07.evidence.resolve import ReconResult, build_recon
 
 FILES_PER_WORKER = 64  # below this many files per process, forking costs more than it saves
@@ -27,13 +28,17 @@ MAX_WORKERS = 8
 MIN_CPUS = 4
 
 
-def _parse_files(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
+def _parse_files(repo: Path, rels: list[str], tests: dict[str, bool] | None = None
+                 ) -> tuple[list[ModuleFacts], list[str]]:
     # ASTs and facts hold no reference cycles (collector.paused: ~10% of parsing)
     with collector.paused():
-        return _parse_each(repo, rels)
+        return _parse_each(repo, rels, tests or {})
 
 
-def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[str]]:
+def _parse_each(repo: Path, rels: list[str], tests: dict[str, bool]
+                ) -> tuple[list[ModuleFacts], list[str]]:
+    """`tests`: the files whose test-module verdict the repo's layout changes from their name's
+    (plan07.evidence.layout), and that verdict."""
     modules: list[ModuleFacts] = []
     warnings: list[str] = []
     caching = factcache.enabled()
@@ -43,10 +48,11 @@ def _parse_each(repo: Path, rels: list[str]) -> tuple[list[ModuleFacts], list[st
             # (an unbuffered read of the whole file, not Path.read_bytes: 3x less CPU per file)
             with open(prefix + rel, "rb", buffering=0) as fh:  # noqa: PTH123
                 data = fh.readall()
-            k = factcache.key(rel, data) if caching else ""
+            test = tests.get(rel)
+            k = factcache.key(rel, data, test) if caching else ""
             facts = factcache.get(k) if caching else None
             if facts is None:
-                facts = parse_module(_decode(data), rel)
+                facts = parse_module(_decode(data), rel, test)
                 if caching:
                     factcache.put(k, facts)
             modules.append(facts)
@@ -91,13 +97,15 @@ def read_modules(repo: Path, *, workers: int | None = None) -> tuple[list[Module
     if not repo.is_dir():
         raise InputError("not a directory; give the repository root", source=str(repo))
     files = python_files(repo)
+    layout = read_layout(repo)  # the repo's own pytest configuration says what a test is
+    tests = {f: t for f in files if (t := layout.is_test(f)) != is_test_file(f)}
     n = auto_workers(len(files)) if workers is None else max(1, workers)
     if n == 1 or threading.active_count() > 1:  # never fork a threaded process
-        return _parse_files(repo, files)
+        return _parse_files(repo, files, tests)
     size = -(-len(files) // (n * 4))  # 4 chunks per worker evens out big and small files
     chunks = [files[i:i + size] for i in range(0, len(files), size)]
     with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as ex:
-        parts = list(ex.map(_parse_files, [repo] * len(chunks), chunks))
+        parts = list(ex.map(_parse_files, [repo] * len(chunks), chunks, [tests] * len(chunks)))
     modules = [m for mods, _ in parts for m in mods]
     warnings = [w for _, ws in parts for w in ws]
     return modules, warnings  # chunks are contiguous slices of the sorted list: order is kept

@@ -52,6 +52,13 @@ class Baseline:
             return any(k.startswith(test + "::") for k in self.outcomes)
         return False
 
+    def covers(self, test: str) -> bool:
+        """True when the CP0 run ran `test`'s file (or a folder holding it): a test of such a
+        file absent from the record did not exist then. False: its CP0 outcome is unknown."""
+        path = test.split("::", 1)[0]
+        return any(s in (".", "") or path == s.rstrip("/") or path.startswith(s.rstrip("/") + "/")
+                   for s in self.scope)
+
     def failing(self) -> list[str]:
         if self.outcomes is None:
             return []
@@ -83,6 +90,11 @@ class Judgement:
     blamed: list[str] = field(default_factory=list)
     preexisting: list[str] = field(default_factory=list)
     ran: int = 0
+    # passing now, not passing at CP0 (failing then, or written since): what proves a change
+    fixed: list[str] = field(default_factory=list)
+    # failing now, and the CP0 run never ran them: blamed, unless the CP0 content says they
+    # failed then too (`resolve`)
+    unknown: list[str] = field(default_factory=list)
 
 
 def owns(test: str, nodeid: str) -> bool:
@@ -96,6 +108,15 @@ def _names(ids: Iterable[str]) -> str:
     return ", ".join(ids[:LIST_MAX]) + more
 
 
+def timed_out_text(output: str) -> str:
+    """The one line a check that ran out of time gets (the runner's last line says after how
+    long): not judged, and how to give it more time."""
+    last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
+    when = last if last.startswith("check timed out") else "the check timed out"
+    return (f"{when}, before the tests could judge the change: give it more time "
+            "(`plan07 complete ID --timeout SECONDS`)")
+
+
 def _first_line(message: str) -> str:
     return next((ln.strip() for ln in message.splitlines() if ln.strip()), "")[:160]
 
@@ -104,8 +125,9 @@ def judge(run: TestRun, *, mode: Mode, own: Sequence[str], baseline: Baseline | 
           repo: Path, interp: Interpreter, landed: bool = False) -> Judgement:
     """The verdict of `run` for a node (see the module docstring). `own`: the node's named
     tests (green, red); `landed`: a change the red test pins has been validated already."""
-    if run.timed_out:
-        return Judgement(False, "the test command timed out")
+    if run.timed_out:  # the clock, not the code: inconclusive, never the node's failure
+        why = timed_out_text(run.output)
+        return Judgement(False, why, environment=why)
     if run.outcomes is None:
         return _judge_exit(run, mode=mode, baseline=baseline, repo=repo, interp=interp,
                            landed=landed)
@@ -118,30 +140,56 @@ def judge(run: TestRun, *, mode: Mode, own: Sequence[str], baseline: Baseline | 
     blamed: list[str] = [f"{t} (not collected)" for t in missing]
     texts: list[str] = []
     pre: list[str] = []
+    unknown: list[str] = []
     for k, o in sorted(outcomes.items()):
         if o.status not in FAILING:
             continue
         if k in mine or (baseline is None or baseline.passed(k)):
             blamed.append(k)
             texts.append(o.message)
+        elif "::" in k and not baseline.covers(k):
+            unknown.append(k)  # blamed until the CP0 content says otherwise (`resolve`)
+            blamed.append(k)
+            texts.append(o.message)
         else:
             pre.append(k)
+    fixed = sorted(k for k, o in outcomes.items() if o.status == "passed" and "::" in k
+                   and baseline is not None and not baseline.passed(k)
+                   and (baseline.covers(k) or any(owns(t, k) for t in own)))
     if missing and not outcomes:
         texts.append(run.output)
     env = environment_problem(run, repo, interp, texts) if (blamed or run.rc not in (0, 1)) \
         else None
     if env and (texts or not outcomes):
         return Judgement(False, env, environment=env, blamed=blamed, preexisting=pre, ran=ran)
+    return _summed(outcomes, blamed, pre, ran, fixed, unknown, run.rc)
+
+
+def _summed(outcomes: Mapping[str, Outcome], blamed: list[str], pre: list[str], ran: int,
+            fixed: list[str], unknown: list[str], rc: int | None) -> Judgement:
     note = f"; pre-existing failures, not blamed: {_names(pre)}" if pre else ""
+    if unknown:
+        note += f"; not run at CP0, so blamed: {_names(unknown)}"
     if blamed:
         first = next((_first_line(outcomes[k].message) for k in blamed if k in outcomes), "")
         why = f" ({first})" if first else ""
         return Judgement(False, f"failed: {_names(blamed)}{why}{note}", blamed=blamed,
-                         preexisting=pre, ran=ran)
+                         preexisting=pre, ran=ran, fixed=fixed, unknown=unknown)
     if not outcomes:
-        return Judgement(False, f"no test ran (exit {run.rc})", ran=0)
+        return Judgement(False, f"no test ran (exit {rc})", ran=0)
     passed = sum(1 for o in outcomes.values() if o.status == "passed")
-    return Judgement(True, f"{passed} passed{note}", preexisting=pre, ran=ran)
+    return Judgement(True, f"{passed} passed{note}", preexisting=pre, ran=ran, fixed=fixed)
+
+
+def resolve(j: Judgement, run: TestRun, at_cp0: Mapping[str, str]) -> Judgement:
+    """`j` once the CP0 content ran its `unknown` tests (`at_cp0`: id -> status there): one
+    that passed then is blamed, one that failed then (or did not exist) is pre-existing."""
+    if not j.unknown or run.outcomes is None:
+        return j
+    late = [t for t in j.unknown if at_cp0.get(t) != "passed"]
+    blamed = [b for b in j.blamed if b not in late]
+    return _summed(run.outcomes, blamed, sorted({*j.preexisting, *late}), j.ran, j.fixed, [],
+                   run.rc)
 
 
 def _judge_red(run: TestRun, mine: Mapping[str, Outcome], missing: Sequence[str], *,

@@ -7,9 +7,14 @@ plan07.gate.grammar) and the plan's knowledge of the repo:
 - a modify node that defines a test (its target is the test its validation names, and that test
   did not pass at the baseline) runs it `red`: it must exist and fail for an assertion;
 - a named test `path::name` runs `green`; `pytest:<path>` runs `suite` (plan07.gate.baseline);
-- a modify node whose validation is only `import:` or `compile` also runs, `suite`, the tests
-  that reach its target through the recon graph's `tests` edges, when there are any: an import
-  alone proves no behaviour (no false "done").
+- a modify node whose validation is only `import:` or `compile` also runs, `suite`, the tests of
+  its target (plan07.evidence.testmap: the tests recon links to it, else the test modules that
+  import its module), when there are any: an import alone proves no behaviour (no false "done");
+- `regression` runs, `suite`, the tests of every module the plan changed since CP0
+  (plan07.gate.regression): the plan terminates only after it passed.
+
+A failing test the CP0 run never ran is blamed, unless the CP0 content (plan07.gate.snapshot)
+says it failed then too.
 
 Every check first compiles, with the repo's interpreter, the Python files changed since the last
 checkpoint (the repo-wide build check of §3.5; unchanged files compiled when they were checked).
@@ -25,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plan07.errors import InputError
-from plan07.gate.baseline import Baseline, Judgement, Mode, judge
+from plan07.gate.baseline import Baseline, Judgement, Mode, judge, resolve
 from plan07.gate.interpreter import Interpreter, run_env
 from plan07.gate.runner import compile_files, environment_problem, run_argv, run_tests
 from plan07.gate.testcommand import TestCommand
@@ -52,6 +57,8 @@ class GateContext:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     pycache: Path | None = None  # plan07's bytecode cache (plan07.gate.bytecode); None: none kept
     swept_ns: int = 0  # when the last check's sweep of it started (plan07.gate.bytecode.sweep)
+    cp0_tree: str | None = None  # the CP0 content (a git tree): a test's outcome then, on demand
+    regression: tuple[str, ...] | None = None  # what a `regression` check runs (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -114,8 +121,27 @@ def plan_check(node: PlanNode, ctx: GateContext) -> PlannedCheck:
         return PlannedCheck(kind, [], "green", (test,), (test,))
     if kind == "pytest_path":
         return PlannedCheck(kind, [], "suite", (argv[-1],))
+    if kind == "regression":
+        return PlannedCheck(kind, [], "suite", tuple(ctx.regression or ()))
     tests = exercising_tests(node, ctx.exercised) if node.obligation == "modify" else []
     return PlannedCheck(kind, argv, "suite" if tests else None, tuple(tests))
+
+
+def planned_checks(nodes: Sequence[PlanNode], ctx: GateContext
+                   ) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Node id -> (how its check judges: "red", "green", "suite", "regression", or its kind
+    when it runs no test; the tests it runs), for every node whose check plan07 can run."""
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for n in nodes:
+        try:
+            planned = plan_check(n, ctx)
+        except InputError:
+            continue
+        if planned.kind == "unverifiable":
+            continue
+        mode = "regression" if planned.kind == "regression" else planned.mode or planned.kind
+        out[n.id] = (mode, planned.tests)
+    return out
 
 
 def python_files(repo: Path) -> list[str]:
@@ -156,7 +182,9 @@ def check_node(node: PlanNode, ctx: GateContext, *, timeout: float = 120.0) -> V
                        duration_s=round(time.monotonic() - start, 3), test_calls=calls,
                        inconclusive=env or (j.environment if j else None),
                        preexisting=list(j.preexisting[:16]) if j else [],
-                       tests=list(tests[:16]), red=red)
+                       tests=list(tests[:16]), red=red,
+                       fixed=list(j.fixed[:16]) if j and not red else [],
+                       ran=j.ran if j else 0)
 
     try:
         planned = plan_check(node, ctx)
@@ -174,12 +202,17 @@ def check_node(node: PlanNode, ctx: GateContext, *, timeout: float = 120.0) -> V
         return verdict(False, planned.kind, f"repo-wide build check failed:\n{out}", 0)
     if planned.kind == "compile" and planned.mode is None:
         return verdict(True, "compile", out, 1)
+    if planned.kind == "regression" and not planned.tests:
+        return verdict(True, "regression", "no existing test imports a module the plan changed: "
+                       "nothing to regress", 1)
     if planned.kind == "import":
         rc, out = run_argv(planned.argv, ctx.repo, timeout, run_env(ctx.interp, env))
         if rc != 0:
+            from plan07.gate.baseline import timed_out_text
             from plan07.gate.runner import TestRun
 
-            problem = environment_problem(TestRun(rc, out), ctx.repo, ctx.interp, [out])
+            problem = timed_out_text(out) if rc is None else environment_problem(
+                TestRun(rc, out), ctx.repo, ctx.interp, [out])
             return verdict(False, "import", out, 1, env=problem)
         if planned.mode is None:
             return verdict(True, "import", out, 1)
@@ -187,9 +220,37 @@ def check_node(node: PlanNode, ctx: GateContext, *, timeout: float = 120.0) -> V
     assert planned.mode is not None
     j = judge(run, mode=planned.mode, own=planned.own, baseline=ctx.baseline, repo=ctx.repo,
               interp=ctx.interp, landed=ctx.landed)
+    if j.unknown and ctx.cp0_tree and not ctx.cp0_tree.startswith("stat:"):
+        j = resolve(j, run, outcomes_at_cp0(ctx, j.unknown, timeout=timeout))
     text = f"{run.output.rstrip()}\n{j.summary}"  # the verdict's line last: the tail keeps it
     return verdict(j.passed, planned.kind, text, 1, j=j, tests=planned.tests,
                    red=planned.mode == "red")
+
+
+def outcomes_at_cp0(ctx: GateContext, tests: Sequence[str], *, timeout: float,
+                    scope: Sequence[str] | None = None) -> dict[str, str]:
+    """The outcome at CP0 of each of `tests`, run on the CP0 content (plan07.gate.snapshot):
+    id -> status; a test that did not exist then is absent. `scope`: what to run (default:
+    `tests` themselves, a file of more than EXERCISED_MAX of them). {} when git cannot
+    write the content."""
+    from plan07.errors import PlanStateError
+    from plan07.gate.snapshot import materialized, snapshot_env
+
+    assert ctx.cp0_tree is not None
+    if scope is None:
+        scope = sorted(set(tests)) if len(tests) <= EXERCISED_MAX else \
+            sorted({t.split("::", 1)[0] for t in tests})
+    try:
+        with materialized(ctx.repo, ctx.cp0_tree) as copy:
+            env = snapshot_env(bytecode_env(GateContext(copy, ctx.interp), ctx.env), ctx.repo,
+                               copy)
+            present = [t for t in scope if (copy / t.split("::", 1)[0]).exists()]
+            if not present:
+                return {}
+            run = run_tests(ctx.command, ctx.interp, copy, present, timeout=timeout, env=env)
+    except (PlanStateError, OSError):
+        return {}
+    return {k: o.status for k, o in (run.outcomes or {}).items()}
 
 
 def baseline_scope(nodes: Sequence[PlanNode], repo: Path,

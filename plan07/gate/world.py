@@ -4,9 +4,13 @@ are plan07.gate.checks.
 
 - `prepare`: at CP0, the repo's interpreter (plan07.gate.runner), its test command
   (plan07.gate.testcommand) and the baseline run of the plan's tests (`baseline.<digest>.json`).
+  An environment that cannot run them defers the baseline (one warning, the plan is made): the
+  first `complete` whose interpreter can takes it, on the CP0 content (plan07.gate.snapshot).
 - `checked_run`: one node's check, with the repo fingerprinted before and after it: a file
   changed while the check ran makes it inconclusive, so a checkpoint certifies the content the
-  check ran on (plan07.plan.criteria.record_pass notes it).
+  check ran on (plan07.plan.criteria.record_pass notes it). A `regression` check runs the tests
+  of the modules changed since CP0 (plan07.gate.regression); a check with no timeout given gets
+  one sized from the CP0 run (plan07.gate.scope).
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from plan07 import caps
 from plan07.errors import InputError
 from plan07.gate.baseline import Baseline
 from plan07.gate.checks import (
@@ -25,15 +30,23 @@ from plan07.gate.checks import (
     GateRun,
     defined_test,
     run_node,
-    take_baseline,
 )
 from plan07.gate.interpreter import Interpreter
 from plan07.gate.testcommand import TestCommand
+from plan07.vocab import classify
 
 if TYPE_CHECKING:
-    from plan07.model import Evidence, GateInfo, ObservedChange, PlanArtifact, PlanNode, Verdict
+    from plan07.gate.cp0 import Adopted
+    from plan07.model import (
+        Evidence,
+        GateInfo,
+        Obligation,
+        ObservedChange,
+        PlanArtifact,
+        PlanNode,
+        Verdict,
+    )
 
-BASELINE_FILE = "baseline.json"  # a plan made before the name held the content's digest
 _BASELINE_NAME = re.compile(r"baseline(\.[0-9a-f]{16})?\.json")
 
 
@@ -66,30 +79,29 @@ def fingerprint(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
 def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, Sequence[str]],
                  *, python: str | Path | None = None, test_command: str | None = None,
                  env: Mapping[str, str], state_dir: Path,
-                 timeout: float = 600.0) -> tuple[GateInfo, Baseline]:
+                 timeout: float = caps.BASELINE_TIMEOUT_S) -> tuple[GateInfo, Baseline]:
     """At CP0: the repo's interpreter, its test command, the baseline run of the plan's tests
-    and the content it ran on. An environment that cannot run the tests at all (a module or a
-    pytest plugin it lacks) refuses the plan: InputError, one line, nothing written."""
+    and the content it ran on. An environment that cannot run the tests (a module or a pytest
+    plugin it lacks, a run past `timeout`) defers the baseline (`baseline_deferred` says why):
+    the plan is made, and the first `complete` that can takes it (`take_deferred`)."""
     from plan07.gate.interpreter import find_python
+    from plan07.gate.regression import configured_mode
     from plan07.gate.testcommand import load_command
     from plan07.model import GateInfo
 
     interp = find_python(repo, python)
     command = load_command(repo, test_command)
+    mode = configured_mode(repo)
     ctx = GateContext(repo, interp, command, exercised=exercised, env=env)
     tree = fingerprint(repo, keep=[state_dir])
-    base, problem = take_baseline(nodes, ctx, timeout=timeout)
-    if problem:
-        raise InputError(problem, field="--python")
-    failing = base.failing()
     info = GateInfo(
         python=interp.path, python_source=interp.source,
         test_command=None if command.source == "default" else list(command.argv),
         test_ids=command.test_ids, test_root=command.test_root, command_source=command.source,
-        baseline_file=BASELINE_FILE if base.scope else None,
-        baseline_tests=sum(1 for k in (base.outcomes or {}) if "::" in k),
-        baseline_failing=failing[:16], baseline_failing_total=len(failing), cp0_tree=tree,
-    )
+        cp0_tree=tree, regression=mode)
+    from plan07.gate.cp0 import adopt, baseline_run
+
+    base = adopt(info, nodes, ctx, *baseline_run(nodes, ctx, timeout=timeout))
     return info, base
 
 
@@ -102,7 +114,9 @@ def prepare(repo: Path, art: PlanArtifact, evidence: Evidence, *, python: str | 
             test_command: str | None, state_dir: Path) -> tuple[GateInfo, Baseline]:
     """`prepare_gate` for a new plan: its gate (recorded on `art` too) and the baseline."""
     from plan07.gate.grammar import check_env
-    exercised = evidence.exercised()
+    from plan07.gate.scope import target_tests
+
+    exercised = target_tests(evidence, art.nodes, _members(art))
     info, base = prepare_gate(repo, art.nodes, exercised, python=python,
                               test_command=test_command, env=check_env(repo=repo),
                               state_dir=state_dir)
@@ -146,17 +160,46 @@ def observed_edit(art: PlanArtifact, run: GateRun, evidence: Evidence,
     return observe(run.repo, last_checkpoint_ref(art), tree, evidence)
 
 
+class Checked(NamedTuple):
+    """A node's check run: its verdict, the content it ran on, and the CP0 baseline it took
+    when the plan's was deferred (to keep on the plan: `keep_adopted`)."""
+
+    verdict: Verdict
+    tree: str | None
+    adopted: Adopted | None = None
+
+
 def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, evidence: Evidence, *,
-                timeout: float, tree: str | None = None) -> tuple[Verdict, str | None]:
+                timeout: float | None, tree: str | None = None,
+                python: str | Path | None = None) -> Checked:
     """§3.3 step 4: run the handed-out node's check on the content fingerprinted before it
     (`tree`, when the caller took it), compared after it (an edit made while it ran is not
-    certified: inconclusive). Returns the verdict and the content it ran on."""
-    from plan07.gate import bytecode
+    certified: inconclusive). A deferred CP0 baseline is taken first (with `python` when
+    given, plan07.gate.cp0); a `regression` check runs the tests of what changed since CP0;
+    `timeout` None: sized from the CP0 run."""
+    from plan07.gate import bytecode, cp0
     from plan07.gate.grammar import check_env
+    from plan07.gate.scope import sized_timeout
 
     if tree is None:
         tree = fingerprint(run.repo, keep=[state_dir])
-    ctx = context_for(art, state_dir, evidence, tree=tree, env=check_env(repo=run.repo))
+    ctx = context_for(art, state_dir, evidence, tree=tree, env=check_env(repo=run.repo),
+                      python=python)
+    adopted = None
+    if art.gate is not None and (art.gate.baseline_deferred or python is not None):
+        adopted = cp0.take_deferred(art, ctx, tree, timeout=timeout)
+        if adopted.info.baseline_deferred:
+            return Checked(cp0.not_judged(run, adopted.info.baseline_deferred), tree)
+        ctx.baseline = adopted.base
+    gate = adopted.info if adopted else art.gate
+    if any(classify(c) == "regression" for c in [m.validation for m in run.members]
+           or [run.node.validation]):
+        verdict = cp0.regression_scope(ctx, run, gate, tree, art)
+        if verdict is not None:  # nothing changed since CP0: the plan's changes were not made
+            return Checked(verdict, tree, adopted)
+    if timeout is None:
+        covered = len(ctx.baseline.scope) if ctx.baseline else 0
+        timeout = sized_timeout(gate, scope=len(ctx.regression or ()), covered=covered)
     verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
     if fingerprint(run.repo, keep=[state_dir]) != tree:
         if ctx.pycache is not None:  # compiled from files changing under it: none kept
@@ -164,7 +207,19 @@ def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, evidence: Evid
         verdict = verdict.model_copy(update={
             "passed": False, "inconclusive": "the repository's files changed while the check "
             "ran; nothing was recorded: run `plan07 complete` again"})
-    return verdict, tree
+    return Checked(verdict, tree, adopted)
+
+
+def keep_adopted(art: PlanArtifact, state_dir: Path, adopted: Adopted | None) -> None:
+    """A CP0 baseline taken late (`checked_run`), kept: its sidecar written beside plan.json
+    (content-named, before plan.json names it) and the plan's gate updated."""
+    if adopted is None or art.gate is None or not art.gate.baseline_deferred:
+        return
+    info = adopted.info
+    if info.baseline_file:
+        info.baseline_file = baseline_name(adopted.base)
+        write_baseline(state_dir, info, adopted.base)
+    art.gate = info.model_copy(update={"validated": art.gate.validated})
 
 
 def write_baseline(state_dir: Path, info: GateInfo, base: Baseline) -> None:
@@ -204,26 +259,39 @@ def read_baseline(state_dir: Path, info: GateInfo) -> Baseline | None:
     return Baseline.from_json(data)
 
 
+def _members(art: PlanArtifact) -> dict[str, list[Obligation]]:
+    return {k: list(v) for k, v in art.collapsed.items()}
+
+
 def context_for(art: PlanArtifact, state_dir: Path, evidence: Evidence, *, tree: str | None,
-                env: Mapping[str, str]) -> GateContext:
-    """The gate's context for the plan's next check: its recorded interpreter and command, the
-    CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
-    checkpoint (`tree`: the content now), and whether a change was validated already."""
+                env: Mapping[str, str], python: str | Path | None = None) -> GateContext:
+    """The gate's context for the plan's next check: its recorded interpreter (`python`, when
+    given, while the CP0 baseline is deferred) and command, the CP0 baseline, the tests of each
+    modify target (plan07.gate.scope), the .py files changed since the last reached checkpoint
+    (`tree`: the content now), and whether a change was validated already."""
     from plan07.gate import bytecode
     from plan07.gate.interpreter import find_python
+    from plan07.gate.scope import target_tests
     from plan07.gate.testcommand import load_command
     from plan07.store import checkpoint
 
     repo = Path(art.repo or ".")
-    exercised = evidence.exercised()
+    exercised = target_tests(evidence, art.nodes, _members(art))
     gate = art.gate
     if gate is None:  # a plan made before the gate recorded its world
         return GateContext(repo, find_python(repo), load_command(repo), exercised=exercised,
                            env=env, pycache=bytecode.cache_dir())
-    if not Path(gate.python).is_file():
+    if python is not None:
+        if not gate.baseline_deferred:
+            raise InputError("the plan's interpreter was fixed at CP0, where its baseline ran "
+                             f"({gate.python}); --python is for a plan whose baseline is not "
+                             "taken yet", field="--python")
+        interp = find_python(repo, python)
+    elif not Path(gate.python).is_file():
         raise InputError(f"the plan's interpreter {gate.python} is gone; re-run `plan07 plan "
                          "--python PATH`", field="--python")
-    interp = Interpreter(gate.python, gate.python_source)  # type: ignore[arg-type]
+    else:
+        interp = Interpreter(gate.python, gate.python_source)  # type: ignore[arg-type]
     command = TestCommand() if not gate.test_command else TestCommand(
         tuple(gate.test_command), "dotted" if gate.test_ids == "dotted" else "pytest",
         gate.test_root, gate.command_source)
@@ -235,4 +303,4 @@ def context_for(art: PlanArtifact, state_dir: Path, evidence: Evidence, *, tree:
     landed = any(n.id in done and n.obligation == "modify" and not defined_test(n)
                  for n in art.nodes)
     return GateContext(repo, interp, command, read_baseline(state_dir, gate), exercised,
-                       changed, landed, env, bytecode.cache_dir())
+                       changed, landed, env, bytecode.cache_dir(), cp0_tree=gate.cp0_tree)

@@ -175,7 +175,9 @@ def next_(state: State = None) -> NextStep:
 def complete(
     node_id: NodeId,
     state: State = None,
-    timeout: Annotated[float, Field(description="Seconds per check (> 0).")] = 120.0,
+    timeout: Annotated[float | None, Field(
+        description="Seconds per check (> 0); default: sized from the CP0 baseline's run (a "
+        "check that runs out of time is not judged).")] = None,
 ) -> Verdict:
     """Run the handed-out obligation's validation in the repository. passed: the node is
     complete and the plan advances; failed (a normal result, not an error): only that node and

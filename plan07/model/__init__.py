@@ -23,6 +23,7 @@ from plan07.model.artifacts import (
     DerivedEdge,
     DriverView,
     Feedback,
+    LintContext,
     LogOverflow,
     NodeBounds,
     Obligation,
@@ -101,5 +102,6 @@ __all__ = [
     "SoftRank",
     "Usage",
     "Verdict",
+    "LintContext",
     "Violation",
 ]

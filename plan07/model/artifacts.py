@@ -67,7 +67,7 @@ class Obligation(Strict):
 
 
 # The words of `mentions(O, W)` (docs/rules.md): what the rules know of an obligation's text.
-RoleWord = Literal["default", "old_default", "new_default", "compatible", "breaking"]
+RoleWord = Literal["default", "old_default", "new_default", "compatible", "breaking", "behaviour"]
 
 
 class RoleFacts(Strict):
@@ -129,6 +129,15 @@ class Violation(Strict):
     kind: str
     nodes: list[str]
     detail: str = ""
+
+
+class LintContext(Strict):
+    """What the plan lint read besides the plan and its evidence (docs/rules.md "Plan lint"), so
+    `plan07 lint` and `explain --finding` read the same: where the plan's new tests belong, and
+    the entities the request names in code."""
+
+    homes: list[str] = []
+    requested: list[Entity] = []
 
 
 class OrderResult(Strict):
@@ -211,6 +220,9 @@ class DriverView(Strict):
     evidence: Annotated[str, StringConstraints(max_length=caps.EVIDENCE_MAX_CHARS)] = ""
     criteria: Annotated[list[Predicate], Field(max_length=caps.MAX_ACCEPTANCE_CRITERIA)] = []
     check: Field500 = ""
+    # what the check's pass will and will not prove (it passed at CP0 on the untouched tree: it
+    # proves nothing about the change), one line; absent when there is nothing to say
+    check_note: Field500 | None = None
 
     def data(self) -> dict[str, Any]:
         """The view as JSON data, the one shape every surface shows (`plan07 next --json`,
@@ -293,6 +305,10 @@ class PlanArtifact(BaseModel):
     llm: str = "builtin"
     edges: list[DerivedEdge] = []
     violations: list[Violation] = []
+    # what the plan lint found and could not repair (docs/rules.md "Plan lint"): a warning the
+    # harness can act on, never a refusal
+    findings: Annotated[list[Violation], Field(max_length=caps.MAX_FINDINGS)] = []
+    lint_context: LintContext | None = None
     evidence: Evidence | None = None  # the obligations' 2-hop neighbourhood, or None when...
     evidence_file: str | None = None  # ...it did not fit 32 KB and lives in this sidecar
     usage: list[Usage] = []

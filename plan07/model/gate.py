@@ -31,11 +31,15 @@ class ObservedChange(Strict):
 class GateRecord(Strict):
     """What the gate recorded when a node passed (plan07.gate.world): the content it ran on (a git
     tree id, or a stat fingerprint outside git), whether the files differ from the previous
-    validated state, and whether an executed test proved it (not `import:`/`compile` alone)."""
+    validated state, and whether an executed test proved it: a test that did not pass at CP0
+    passes now (a check that passed on the untouched tree proves nothing about a change).
+    `regression`: the run was the plan's regression run, over `ran` tests."""
 
     tree: str | None = None
     changed: bool = False
     proved: bool = False
+    regression: bool = False
+    ran: int = 0
 
 
 class GateInfo(Strict):
@@ -53,6 +57,14 @@ class GateInfo(Strict):
     baseline_tests: int = 0
     baseline_failing: Annotated[list[str], Field(max_length=16)] = []
     baseline_failing_total: int = 0
+    baseline_seconds: float = 0.0  # how long the CP0 run took: checks' timeouts are sized on it
+    # why the CP0 baseline is not taken yet (no interpreter could run the plan's tests): the
+    # first `complete` whose interpreter can takes it, on the CP0 content
+    baseline_deferred: str | None = None
+    # nodes whose check passed on the untouched tree at CP0: passing it proves nothing about a
+    # change (the driver view says so; it settles no criterion)
+    passed_at_cp0: list[ObligationId] = []
+    regression: str = "modules"  # "modules": the changed modules' tests; "suite": every test
     cp0_tree: str | None = None
     validated: dict[str, GateRecord] = {}
 
@@ -78,6 +90,9 @@ class Verdict(Strict):
     inconclusive: str | None = None
     preexisting: list[str] = []  # failing already at the CP0 baseline: reported, not blamed
     tests: list[str] = []  # what the test command ran (the exercising tests included)
+    # passing now and not at CP0 (failing then, or written since): what proves a change
+    fixed: list[str] = []
+    ran: int = 0  # how many tests the run reported
     red: bool = False  # a test-defining node, judged red (it must fail for an assertion)
     # the interface changes the gate observed in this node's edit, one line each
     observed: list[Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)]] = []

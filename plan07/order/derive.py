@@ -55,6 +55,11 @@ KEYWORDS: dict[RoleWord, re.Pattern[str]] = {
         r"|(remov|renam|drop)\w*[\s_-]+(the[\s_-]+|a[\s_-]+|its[\s_-]+)?(required[\s_-]+)?"
         r"(parameter|argument|keyword|field|method|function|class|attribute)"
         r"|(made|make[sn]?)[\s_-]+(\w+[\s_-]+){0,2}required|no[\s_-]+longer[\s_-]+accept", re.I),
+    # a change of the body only: the interface stays (its callers need no rebind)
+    "behaviour": re.compile(
+        r"body[\s_-]+(only|change)|behaviou?r[\s_-]+change[\s_-]+only|(its|the)[\s_-]+"
+        r"(interface|signature)[\s_-]+(stays|is[\s_-]+kept|does[\s_-]+not[\s_-]+change)"
+        r"|no[\s_-]+(interface|signature)[\s_-]+change", re.I),
 }
 
 
@@ -92,9 +97,12 @@ def check_caps(obligations: Sequence[Obligation]) -> None:
 EVIDENCE_RELATIONS = ("entity", "edge", "impact")
 
 
+Extra = Mapping[str, Sequence[tuple[Tuple_, str]]] | None  # more input facts, with sources
+
+
 def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
                   program: Program | None = None, role_facts: Roles = None,
-                  observed: Observed = None) -> FactSet:
+                  observed: Observed = None, extra: Extra = None) -> FactSet:
     """The input facts of docs/rules.md, each remembering its source (indices are positions in
     the evidence bundle as given). Of the evidence, only the facts some rule of `program` (the
     rule file by default) can use for its `.output` relations are loaded
@@ -105,6 +113,9 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
 
     own = FactSet()
     _obligations(own, obligations, evidence, role_facts, observed)
+    for rel, given in (extra or {}).items():  # the plan lint's (plan07.order.planlint)
+        for args, src in given:
+            own.add(rel, args, src)
     rows: dict[str, list[Tuple_]] = {
         "entity": [(n.id, n.kind) for n in evidence.recon.nodes],
         "edge": [(e.src, e.dst, e.kind) for e in evidence.recon.edges],
@@ -244,13 +255,21 @@ def _is_module_of(target: str, test: str) -> bool:
 
 def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str,
               rules_path: Path | None, role_facts: Roles = None,
-              observed: Observed = None) -> tuple[Facts, FactSet]:
+              observed: Observed = None, extra: Extra = None) -> tuple[Facts, FactSet]:
     from plan07.engine import check_engine, evaluate, load_program
 
     check_engine(engine)
     check_caps(obligations)
-    fs = prepare_facts(obligations, evidence, role_facts=role_facts, observed=observed)
+    fs = prepare_facts(obligations, evidence, role_facts=role_facts, observed=observed,
+                       extra=extra)
     return evaluate(load_program(rules_path), fs.facts, engine), fs
+
+
+def run_rules(obligations: Sequence[Obligation], evidence: Evidence, *, engine: str,
+              rules_path: Path | None = None, role_facts: Roles = None,
+              observed: Observed = None, extra: Extra = None) -> Facts:
+    """The rules' whole model over the obligations, the evidence and `extra` facts."""
+    return _evaluate(obligations, evidence, engine, rules_path, role_facts, observed, extra)[0]
 
 
 def _detail(kind: str, a: str, b: str, model: Facts) -> str:
@@ -316,7 +335,8 @@ def roles(obligations: Sequence[Obligation], evidence: Evidence, *,
 def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation: str,
                  pattern: tuple[str | None, ...], *, engine: str = "pydatalog",
                  depth: int | None = None, rules_path: Path | None = None,
-                 role_facts: Roles = None, observed: Observed = None) -> Proof:
+                 role_facts: Roles = None, observed: Observed = None,
+                 extra: Extra = None) -> Proof:
     """A proof of the first (sorted) tuple of `relation` matching `pattern` (None = any), with
     the minimal height; or, when none holds, why not."""
     from plan07.engine import load_program, provenance
@@ -324,7 +344,7 @@ def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation
     if depth is not None and depth < 0:
         raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
     backend_model, fs = _evaluate(obligations, evidence, engine, rules_path, role_facts,
-                                  observed)
+                                  observed, extra)
     proof = provenance.explain_facts(load_program(rules_path), fs.facts, fs.sources, relation,
                                      pattern, depth)
     if proof.holds != bool(provenance.find(backend_model, relation, pattern)):
@@ -362,30 +382,3 @@ def explain_violation(obligations: Sequence[Obligation], evidence: Evidence, kin
     return explain_atom(obligations, evidence, "violation", (a, b, kind), engine=engine,
                         depth=depth, rules_path=rules_path, role_facts=role_facts,
                         observed=observed)
-
-
-def load_obligations(path: str | Path) -> list[Obligation]:
-    """O.json: a Decomposition `{"obligations": [...]}` or a bare list of obligation records
-    (JSON, then the shipped JSON Schema, then the model)."""
-    from plan07.store import schema
-
-    data = schema.read_json(path, what="obligations")
-    if isinstance(data, list):
-        data = {"obligations": data}
-    if isinstance(data, dict) and isinstance(data.get("obligations"), list) and len(
-            data["obligations"]) > caps.MAX_OBLIGATIONS:
-        raise InputError(f"{len(data['obligations'])} obligations; re-scope the request",
-                         field="obligations", source=str(path),
-                         cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
-    for i, o in enumerate(data.get("obligations", []) if isinstance(data, dict) else []):
-        if not isinstance(o, dict):
-            continue
-        deps, ev = o.get("dependencies"), o.get("evidence")
-        if isinstance(deps, list) and len(deps) > caps.MAX_DEPENDENCIES:
-            raise InputError(f"{len(deps)} dependencies", field=f"obligations[{i}].dependencies",
-                             source=str(path), cap=f"MAX_DEPENDENCIES={caps.MAX_DEPENDENCIES}")
-        if isinstance(ev, str) and len(ev) > caps.EVIDENCE_MAX_CHARS:
-            raise InputError(f"evidence is {len(ev)} chars", field=f"obligations[{i}].evidence",
-                             source=str(path), cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
-    dec = schema.parse("decomposition", data, source=str(path))
-    return list(dec.obligations)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from plan07.model import GateRecord, PlanArtifact, PlanNode, Verdict
-from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
+from plan07.vocab import NODE_ID_IN_TEXT, REGRESSION_CRITERION, classify, runs
 
 # §3.1 step 2 / §3.5: when may a plan terminate? Every scheduled node validated by a runnable
 # check, and every acceptance criterion settled:
@@ -23,10 +23,13 @@ from plan07.vocab import NODE_ID_IN_TEXT, classify, runs
 #   named    - a behaviour the request named in prose: no check names it, the spec counts it a
 #              legal terminal once every scheduled node's validation passed, and (no false
 #              "done") an executed test proved a complete node that addresses it
-#              (`proved_by_test`); else the user confirms it.
+#              (`proved_by_test`: a test that did not pass at CP0 passes now; a check that
+#              passed on the untouched tree proves nothing); else the user confirms it;
+#   regression - "existing tests keep passing" and its kin: settled by the plan's regression
+#              run alone (README "No false done"), when it ran at least one test.
 _COMMAND_CRITERION = re.compile(r"^`(?P<cmd>[^`]+)` succeeds$")
 _PYTEST_QUIET_OPTS = {"-q", "-qq", "-x", "-v", "-vv", "--quiet", "--verbose", "-rA"}
-CriterionKind = Literal["check", "command", "derived", "named"]
+CriterionKind = Literal["check", "command", "derived", "named", "regression"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ class Criterion:
 
     @property
     def settled(self) -> bool:
-        return (self.kind == "named" and self.proved) or self.confirmed or bool(self.covered_by)
+        return (self.kind in ("named", "regression") and self.proved) or self.confirmed \
+            or bool(self.covered_by)
 
     @property
     def confirmable(self) -> bool:
@@ -61,9 +65,13 @@ class Criterion:
             return (f"{quoted} is a command plan07 never runs: run it yourself, then "
                     f"`plan07 confirm {self.index}`")
         if self.kind == "named":
-            return (f"{quoted} was proved by no executed test (its nodes were validated by "
-                    f"import/compile only): check it yourself, then `plan07 confirm "
-                    f"{self.index}`")
+            return (f"{quoted} was proved by no test that failed at CP0 and passes now (a "
+                    "check that passed on the untouched tree proves nothing): check it "
+                    f"yourself, then `plan07 confirm {self.index}`")
+        if self.kind == "regression":
+            return (f"{quoted} is settled by the plan's regression run alone, and none ran a "
+                    f"test yet: complete the `regression` node (or `plan07 confirm "
+                    f"{self.index}` when no test can reach the change)")
         return (f"{quoted} names {', '.join(self.checks)}, which no complete node's "
                 f"validation runs; plan a validate obligation for it, or check it yourself and "
                 f"`plan07 confirm {self.index}`")
@@ -104,12 +112,15 @@ def criteria_status(artifact: PlanArtifact) -> list[Criterion]:
             kind = "check"
         elif m:
             kind = "command"
+        elif REGRESSION_CRITERION.search(text):
+            kind = "regression"
         else:
             kind = "derived" if artifact.requirement.needs_confirmation else "named"
         covered = tuple(sorted({nid for c in checks for nid, v in done if runs(v, c)}))
         if checks and not all(any(runs(v, c) for _, v in done) for c in checks):
             covered = ()
-        proved = kind != "named" or proved_by_test(artifact, i, text)
+        proved = (regression_ran(artifact) if kind == "regression" else
+                  kind != "named" or proved_by_test(artifact, i, text))
         out.append(Criterion(i, text, kind, tuple(checks), covered, i in confirmed, proved))
     return out
 
@@ -158,8 +169,11 @@ def record_pass(art: PlanArtifact, node: PlanNode, verdict: Verdict, tree: str |
         return
     prev = [r.tree for r in art.gate.validated.values() if r.tree]
     before = prev[-1] if prev else art.gate.cp0_tree
-    proved = verdict.kind in ("pytest_node", "pytest_path") or bool(verdict.tests)
-    art.gate.validated[node.id] = GateRecord(tree=tree, changed=tree != before, proved=proved)
+    # proved: a test that did not pass on the untouched tree passes now (red, then green); a
+    # check that passed at CP0 proves nothing about the change
+    art.gate.validated[node.id] = GateRecord(
+        tree=tree, changed=tree != before, proved=bool(verdict.fixed),
+        regression=verdict.kind == "regression", ran=verdict.ran)
 
 
 def gate_blockers(art: PlanArtifact) -> list[str]:
@@ -171,23 +185,70 @@ def gate_blockers(art: PlanArtifact) -> list[str]:
     if not mods:
         return []
     recs = art.gate.validated
-    if any(recs[n.id].changed for n in mods if n.id in recs):
+    if not any(recs[n.id].changed for n in mods if n.id in recs):
+        if all(n.state == "complete" for n in mods):
+            return ["no modify node changed any file: the plan's changes were never made "
+                    "(every validated modify ran on the content of CP0 or of the step before "
+                    "it)"]
         return []
-    if all(n.state == "complete" for n in mods):
-        return ["no modify node changed any file: the plan's changes were never made (every "
-                "validated modify ran on the content of CP0 or of the step before it)"]
+    if not any(r.regression for r in recs.values()):
+        return ["no regression run: the plan terminates only after the tests of every module "
+                "it changed ran against CP0 (complete its `regression` node)"]
     return []
+
+
+def regression_ran(art: PlanArtifact) -> bool:
+    """The plan's regression run passed over at least one test (plan made before the gate
+    recorded its world: True)."""
+    if art.gate is None:
+        return True
+    return any(r.regression and r.ran > 0 for r in art.gate.validated.values())
+
+
+def check_note(art: PlanArtifact, node: PlanNode) -> str | None:
+    """What the driver view says of a node's check (README "No false done"): a check that
+    passed at CP0 on the untouched tree proves nothing about the change; a baseline not taken
+    yet is taken first. None: nothing to say."""
+    gate = art.gate
+    if gate is None:
+        return None
+    if gate.baseline_deferred:
+        return ("the CP0 baseline is not taken yet: `plan07 complete` takes it first, on the "
+                "CP0 content, with an interpreter that can run the tests (`--python PATH`)")
+    if node.id in gate.passed_at_cp0:
+        return ("this check passed at CP0 on the untouched tree: passing it proves nothing "
+                "about the change, only that its tests still pass; a test that fails before "
+                "the change and passes after it does, and the regression run ends the plan")
+    return None
 
 
 def proved_by_test(art: PlanArtifact, index: int, text: str) -> bool:
     """A named criterion is settled only when an executed test proved a node that addresses it
-    (a complete node whose caused_by cites it; if none cites it, any complete node). True for a
-    plan made before the gate recorded its world."""
+    (a complete node whose caused_by cites it; if none cites it, any complete node): a test
+    that did not pass at CP0 passes now; or, for what a preserve guards (the old default), its
+    tests passed again once the plan had changed the tree. True for a plan made before the gate
+    recorded its world."""
     if art.gate is None:
         return True
     done = [n for n in art.nodes if n.state == "complete"]
     key = text.strip()[:60]
-    cited = [n for n in done if f"criterion {index}" in n.caused_by or (key and key in
-                                                                         n.caused_by)]
-    recs = art.gate.validated
-    return any(recs[n.id].proved for n in (cited or done) if n.id in recs)
+    cited = [n for n in done if re.search(rf"\bcriterion {index}\b", n.caused_by)
+             or (key and key in n.caused_by)]
+    recs, cp0 = art.gate.validated, art.gate.cp0_tree
+    return any(recs[n.id].proved or (guards(art, n) and recs[n.id].ran > 0
+                                     and recs[n.id].tree != cp0)
+               for n in (cited or done) if n.id in recs)
+
+
+def guards(art: PlanArtifact, node: PlanNode) -> bool:
+    """A node that proves what it guards by passing after the change: a preserve, or the
+    re-run of the old default's test (docs/rules.md role recheck_default)."""
+    from plan07.order.derive import KEYWORDS
+    from plan07.order.roles import words_of
+
+    if node.obligation == "preserve":
+        return True
+    words = words_of(node, art.roles)
+    if words is not None:
+        return "old_default" in words
+    return bool(KEYWORDS["old_default"].search(node.caused_by))

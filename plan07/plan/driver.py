@@ -30,11 +30,12 @@ def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:
 
 
 def view(node: PlanNode, requirement: Requirement | None = None, *,
-         digest: str | None = None) -> DriverView:
+         digest: str | None = None, note: str | None = None) -> DriverView:
     """§3.4 step 2: the model-facing context from that node only (preconditions are its deps,
     all complete, or it would not be ready), with what the agent needs to act on it: the
     goal, the node's own caused_by and evidence, the criteria it serves, what its check runs.
-    `digest`: on a local retry (plan07.plan.retry), the previous attempt's failure in one line."""
+    `digest`: on a local retry (plan07.plan.retry), the previous attempt's failure in one line;
+    `note`: what the check's pass proves and does not (plan07.plan.criteria.check_note)."""
     if node.status != "ready":
         raise PlanStateError(
             f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out",
@@ -53,6 +54,7 @@ def view(node: PlanNode, requirement: Requirement | None = None, *,
         evidence=node.evidence,
         criteria=served(node, requirement) if requirement else [],
         check=check_text(node.validation),
+        check_note=note,
     )
 
 
@@ -85,6 +87,9 @@ def check_text(validation: str) -> str:
         return f"import {v.removeprefix('import:')} in the repository's interpreter"
     if kind == "compile":
         return "byte-compile every Python file of the repository (it must still compile)"
+    if kind == "regression":
+        return ("the regression run: the tests of every module the plan changed since CP0; no "
+                "test that passed at CP0 may fail (the plan terminates only after it passed)")
     return f"nothing plan07 can run ({v!r} is no check it knows): confirm it by hand"
 
 

@@ -1,16 +1,27 @@
 """The planning pipeline in memory (§3.1-§3.3): canonicalize -> decompose (the ONE model call)
--> order (rules) -> schedule. Nothing is written: `Planner.create` persists what `build` returns
-(the gate's baseline, the CP0 snapshot and record, plan.json).
+-> plan lint (its deterministic repairs, docs/rules.md "Plan lint") -> order (rules) ->
+schedule. Nothing is written: `Planner.create` persists what `build` returns (the gate's
+baseline, the CP0 snapshot and record, plan.json).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plan07 import caps, collector
 from plan07.errors import InputError, ModelOutputError
-from plan07.model import Evidence, OrderResult, PlanArtifact
+from plan07.model import (
+    Evidence,
+    LintContext,
+    Obligation,
+    OrderResult,
+    PlanArtifact,
+    Requirement,
+    RoleFacts,
+    Violation,
+)
 from plan07.plan import artifact
 
 if TYPE_CHECKING:
@@ -25,7 +36,7 @@ class Draft(NamedTuple):
 
 def draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
           engine: str, task_text: str | None, plan_id: str | None, now: str | None,
-          max_retries: int, ordering: bool) -> Draft:
+          max_retries: int, ordering: bool, lint: bool = True) -> Draft:
     """The plan of `request` over `repo` (see `Planner.create` for the arguments). Raises when a
     stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations."""
     if not repo.is_dir():
@@ -38,15 +49,16 @@ def draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str 
     with collector.paused():
         return _draft_plan(request, repo=repo, evidence=evidence, llm=llm, engine=engine,
                       task_text=task_text, plan_id=plan_id, now=now, max_retries=max_retries,
-                      ordering=ordering)
+                      ordering=ordering, lint=lint)
 
 
 def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
            engine: str, task_text: str | None, plan_id: str | None, now: str | None,
-           max_retries: int, ordering: bool) -> Draft:
+           max_retries: int, ordering: bool, lint: bool = True) -> Draft:
     from plan07.decompose import make_client
     from plan07.decompose.call import decompose
-    from plan07.evidence import build_evidence, neighbourhood
+    from plan07.evidence import build_evidence, reach, restrict
+    from plan07.evidence.testmap import TestMap
     from plan07.order.derive import derive_order
     from plan07.request.canonicalize import canonicalize
 
@@ -62,14 +74,70 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
             f"nothing was planned: {why} (§4 fallback)",
             raw=dec.raw or "",
         )
-    order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles) \
+    obligations = list(dec.obligations)
+    repairs: list[str] = []
+    found: list[Violation] = []
+    context: LintContext | None = None
+    if ordering:  # the plan lint (docs/rules.md "Plan lint"): repaired, then found again
+        obligations, repairs, found, context = run_lint(
+            requirement, obligations, evidence, request, engine=engine, roles=dec.roles,
+            repairs=lint)
+    roles = kept_roles(dec.roles, obligations)
+    order = derive_order(obligations, evidence, engine=engine, role_facts=roles) \
         if ordering else OrderResult()
-    kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
+    targets = [o.target_entity for o in obligations]
+    kept = restrict(evidence, reach(evidence, targets, 2) | TestMap(evidence).keep(targets))
+    stamp = now or artifact.now()
     draft = artifact.new_artifact(
-        requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
+        requirement, obligations, order, kept, repo=repo.resolve(), engine=engine,
         llm=llm if isinstance(llm, str) else getattr(client, "name", "client"),
-        usage=[dec.usage] if dec.usage else [], now=now or artifact.now(), plan_id=plan_id,
+        usage=[dec.usage] if dec.usage else [], now=stamp, plan_id=plan_id,
     )
     draft.max_retries = max_retries
-    draft.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
+    draft.roles = roles  # plan07's own decomposer's role facts (docs/rules.md)
+    for line in repairs:
+        artifact.add_revision(draft, line, "plan lint", time=stamp)
+    draft.findings, draft.lint_context = found[: caps.MAX_FINDINGS], context
     return Draft(draft, evidence, client)
+
+
+def run_lint(requirement: Requirement, obligations: list[Obligation], evidence: Evidence,
+         request: str, *, engine: str, roles: dict[str, RoleFacts] | None,
+         passed: Sequence[str] = (), repairs: bool = True
+         ) -> tuple[list[Obligation], list[str], list[Violation], LintContext]:
+    """The plan lint over `obligations`: the repairs it makes (plan07.plan.repair), one line
+    each, what it still finds after them, and what it read besides the plan."""
+    from plan07.decompose.evidence_index import named_seeds
+    from plan07.order.planlint import findings, lint_input
+    from plan07.plan.repair import REPAIRABLE, repair
+
+    requested = named_seeds(request, evidence)
+    li = lint_input(requirement, passed, requested, obligations, evidence)
+    found = findings(obligations, evidence, li, engine=engine, role_facts=roles)
+    lines: list[str] = []
+    if repairs and any(f.kind in REPAIRABLE for f in found):
+        obligations, lines = repair(obligations, found, evidence, li)
+        li = lint_input(requirement, passed, requested, obligations, evidence)
+        found = findings(obligations, evidence, li, engine=engine,
+                         role_facts=kept_roles(roles, obligations))
+    return obligations, lines, found, LintContext(homes=li.homes, requested=list(li.requested))
+
+
+def kept_roles(roles: dict[str, RoleFacts] | None,
+               obligations: Sequence[Obligation]) -> dict[str, RoleFacts] | None:
+    from plan07.order.roles import kept
+
+    return kept(roles, obligations)
+
+
+def lint_after_baseline(draft: PlanArtifact, evidence: Evidence, request: str) -> None:
+    """The lint's findings once the CP0 baseline said which checks passed on the untouched tree
+    (a criterion only they cover is covered by no check that can fail)."""
+    passed = draft.gate.passed_at_cp0 if draft.gate else []
+    if not passed:
+        return
+    obligations = artifact.obligations_of(draft)
+    _, _, found, _ = run_lint(draft.requirement, obligations, evidence, request,
+                              engine=draft.engine, roles=draft.roles, passed=passed,
+                              repairs=False)
+    draft.findings = found[: caps.MAX_FINDINGS]

@@ -254,6 +254,8 @@ def _passed_trace(node: PlanNode, verdict: Verdict) -> str:
     if verdict.kind in ("import", "compile") and verdict.tests:
         note = f"; and the tests reaching {node.target_entity}: " \
                f"{', '.join(verdict.tests[:4])}{note}"
+    elif verdict.kind == "regression":
+        note = f" over {verdict.ran} tests of the modules the plan changed{note}"
     red = " (red)" if verdict.red else ""
     return f"validated: {verdict.check} passed{red}{note}"
 

@@ -217,9 +217,10 @@ def canonicalize_with_notes(request: str, task_text: str | None = None) -> Canon
         intents = [s for f in founds for s in f.intents]
         prose = short(derive(goal, intents), "acceptance_criteria", optional=True)
         if not prose:  # a request with a goal is never refused for want of a criterion (§3.1)
-            prose = short([f"the request is met: {goal}"], "acceptance_criteria", optional=True)
+            prose = short([reproduced(goal)], "acceptance_criteria", optional=True)
             notes.append("no criterion is named and none follows from the request's verbs: "
-                         "the goal itself is the criterion to confirm (`plan07 confirm`)")
+                         "a check that reproduces the goal is the criterion to confirm "
+                         "(`plan07 confirm`)")
         if not prose:
             raise InputError(
                 "no acceptance criterion is named (a test id, a command that must pass, a "
@@ -241,6 +242,13 @@ def canonicalize_with_notes(request: str, task_text: str | None = None) -> Canon
             "needs_confirmation": needs_confirmation}
     requirement: Requirement = parse("requirement", data, source="requirement")
     return Canonicalized(requirement, tuple(notes))
+
+
+def reproduced(goal: str) -> str:
+    """The criterion a request with no other one gets (§3.1 step 2), phrased as a check: a
+    test that reproduces what the goal reports passes once the request is done."""
+    what = goal[:1].lower() + goal[1:] if goal[1:2].islower() else goal
+    return f"a test reproducing the report passes: {what}"
 
 
 def canonicalize(request: str, task_text: str | None = None) -> Requirement:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from plan07.request.screen import screen
 from plan07.request.text import SLOT, WITHOUT, Doc, finish, sentences, unframe
 from plan07.vocab import NODE_ID_IN_TEXT
 
@@ -168,7 +169,9 @@ def _extract_unit(doc: Doc, kind: str, unit: str, found: Statements, has_accept:
                          else m.group(0), rest)
         rest = _unlink(rest)  # a link is never a criterion
         if re.search(r"[A-Za-z]{2}", SLOT.sub("", rest)) and not rest.endswith("?"):
-            found.items.append(finish(doc.restore(rest)))
+            kept = screen(finish(doc.restore(rest)), item=True)  # never code, a quote ...
+            if kept:
+                found.items.append(finish(kept))
         return
     clauses = _CLAUSE_SPLIT.split(rest)
     named = [_named_in(doc, clause, found) for clause in clauses]
@@ -177,9 +180,12 @@ def _extract_unit(doc: Doc, kind: str, unit: str, found: Statements, has_accept:
         if (any(named) and _named_in(doc, clause, None)) or has_accept or clause.endswith("?"):
             continue
         if _MODAL.search(bare) and not _NOT_BEHAVIOUR.search(bare) and re.search(r"[A-Za-z]", bare):
-            text = _unlink(_EXPECTED_PREFIX.sub("", doc.restore(clause)))
-            if re.search(r"[A-Za-z]{2}\S*\s+\S*[A-Za-z]{2}", SLOT.sub("", text)):
-                found.prose.append(finish(text))  # never a bare URL
+            restored = doc.restore(clause)
+            text = _unlink(_EXPECTED_PREFIX.sub("", restored))
+            # never code, a quote, a fragment ...: its clause with the modal ("Expected: X" is X)
+            kept = screen(finish(text), modal=not _EXPECTED_PREFIX.match(restored))
+            if kept and re.search(r"[A-Za-z]{2}\S*\s+\S*[A-Za-z]{2}", SLOT.sub("", kept)):
+                found.prose.append(finish(kept))  # never a bare URL
 
 
 _EXPECTED_PREFIX = re.compile(r"^expected(?: behaviou?r| result| output)?:\s*", re.I)
