@@ -87,6 +87,7 @@ REPLAY_MAX_BYTES = 1024 * 1024
 BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary target
 BUILTIN_MAX_ALTERNATIVES = 3
 BUILTIN_MAX_FAN_IN = 8  # a builtin node waits on at most this many; more run as a chain
+VIOLATIONS_PER_NODE = 4  # a kind's violations of one obligation plan.json keeps (more: counted)
 MAX_FINDINGS = 32  # plan lint findings kept in plan.json (`plan07 lint` recomputes them all)
 BUILTIN_MAX_DERIVED_TESTS = 4  # criteria the builtin writes a red-then-green test for, at most
 BUILTIN_MAX_PRIMARY = 2  # targets followed at most (more only when the request names them)

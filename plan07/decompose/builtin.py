@@ -170,6 +170,9 @@ def _modifies(d: _Derivation) -> None:
                 d.order.append(i.dst)
                 if d.interface == "breaking":  # a compatible widening stops at its callers
                     queue.append(i.dst)
+                else:  # whose own interface stays: its callers need no rebind
+                    d.mods[i.dst].says.add("behaviour")
+                    d.mods[i.dst].why.append("its interface stays: only its calls change")
             if src not in deps[i.dst]:
                 deps[i.dst].append(src)
                 d.mods[i.dst].why.append(f"06 {i.cause}: consumer of {src}, rebind it to the "
@@ -192,6 +195,9 @@ def _modifies(d: _Derivation) -> None:
             m.says.add("compatible")  # a widen keeps the old form
         else:
             m.validation = ix.check([e])
+            if d.interface == "compatible" and e in first:  # its old calls still bind
+                m.says.add("compatible")
+                m.why.append("a compatible change: every old call of it still binds")
         if d.interface == "body":  # a bug fix: the body changes, its callers are left alone
             m.says.add("behaviour")
             m.why.append(f"a body change: the interface of {e} stays as it is")

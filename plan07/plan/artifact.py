@@ -57,10 +57,32 @@ def new_artifact(
         audit=[AuditRow(obligation="plan", trace=f"planned {len(obligations)} obligations "
                         f"with engine {engine}", event="planned", time=now)],
         repo=str(repo) if repo else None, engine=engine, llm=llm, edges=order.edges,
-        violations=order.violations, evidence=evidence, usage=usage,
+        violations=kept_violations(order.violations), evidence=evidence, usage=usage,
     )
     apply_schedule(art, dag, obligations)
     return art
+
+
+def kept_violations(violations: Sequence[Violation]) -> list[Violation]:
+    """What plan.json keeps of the rules' violations (§3.7: the plan, not every output): every
+    one the scheduler acts on (ATOMIC_KINDS), and of the others at most VIOLATIONS_PER_NODE per
+    kind and obligation, the rest counted in one more line (`plan07 order` lists them all)."""
+    from plan07.plan.schedule import ATOMIC_KINDS
+
+    out: list[Violation] = []
+    groups: dict[tuple[str, str], list[Violation]] = {}
+    for v in violations:
+        if v.kind in ATOMIC_KINDS:
+            out.append(v)
+        else:
+            groups.setdefault((v.kind, v.nodes[0] if v.nodes else ""), []).append(v)
+    for (kind, first), vs in groups.items():
+        out += vs[: caps.VIOLATIONS_PER_NODE]
+        if len(vs) > caps.VIOLATIONS_PER_NODE:
+            more = len(vs) - caps.VIOLATIONS_PER_NODE
+            out.append(Violation(kind=kind, nodes=[first], detail=f"and {more} more {kind} of "
+                                 f"{first} (`plan07 order` lists every one)"))
+    return out
 
 
 def new_plan_id(now: str) -> str:
@@ -116,7 +138,7 @@ def splice(
         completed=[n.id for n in nodes if n.state == "complete"],
         failed=[n.id for n in nodes if n.state == "failed"],
     )
-    art.edges, art.violations = list(edges), list(violations)
+    art.edges, art.violations = list(edges), kept_violations(violations)
     art.roles = kept({**(art.roles or {}), **(roles or {})}, obligations)
     apply_schedule(art, dag, obligations)
     fresh = set(pending)

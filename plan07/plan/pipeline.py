@@ -74,15 +74,12 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
             f"nothing was planned: {why} (§4 fallback)",
             raw=dec.raw or "",
         )
-    obligations = list(dec.obligations)
-    repairs: list[str] = []
-    found: list[Violation] = []
-    context: LintContext | None = None
+    linted = Linted(list(dec.obligations), [], [], None, dec.roles)
     if ordering:  # the plan lint (docs/rules.md "Plan lint"): repaired, then found again
-        obligations, repairs, found, context = run_lint(
-            requirement, obligations, evidence, request, engine=engine, roles=dec.roles,
-            repairs=lint)
-    roles = kept_roles(dec.roles, obligations)
+        linted = run_lint(requirement, linted.obligations, evidence, request, engine=engine,
+                          roles=dec.roles, repairs=lint)
+    obligations = linted.obligations
+    roles = kept_roles(linted.roles, obligations)
     order = derive_order(obligations, evidence, engine=engine, role_facts=roles) \
         if ordering else OrderResult()
     targets = [o.target_entity for o in obligations]
@@ -95,16 +92,26 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
     )
     draft.max_retries = max_retries
     draft.roles = roles  # plan07's own decomposer's role facts (docs/rules.md)
-    for line in repairs:
+    for line in linted.repairs:
         artifact.add_revision(draft, line, "plan lint", time=stamp)
-    draft.findings, draft.lint_context = found[: caps.MAX_FINDINGS], context
+    draft.findings, draft.lint_context = linted.findings[: caps.MAX_FINDINGS], linted.context
     return Draft(draft, evidence, client)
+
+
+class Linted(NamedTuple):
+    """The plan lint's result: the obligations as repaired, one line per repair, what it still
+    finds, what it read besides the plan, the role facts bound to the repaired text."""
+
+    obligations: list[Obligation]
+    repairs: list[str]
+    findings: list[Violation]
+    context: LintContext | None
+    roles: dict[str, RoleFacts] | None
 
 
 def run_lint(requirement: Requirement, obligations: list[Obligation], evidence: Evidence,
          request: str, *, engine: str, roles: dict[str, RoleFacts] | None,
-         passed: Sequence[str] = (), repairs: bool = True
-         ) -> tuple[list[Obligation], list[str], list[Violation], LintContext]:
+         passed: Sequence[str] = (), repairs: bool = True) -> Linted:
     """The plan lint over `obligations`: the repairs it makes (plan07.plan.repair), one line
     each, what it still finds after them, and what it read besides the plan."""
     from plan07.decompose.evidence_index import named_seeds
@@ -116,11 +123,27 @@ def run_lint(requirement: Requirement, obligations: list[Obligation], evidence: 
     found = findings(obligations, evidence, li, engine=engine, role_facts=roles)
     lines: list[str] = []
     if repairs and any(f.kind in REPAIRABLE for f in found):
+        before = {o.id: o for o in obligations}
         obligations, lines = repair(obligations, found, evidence, li)
+        roles = rebound(roles, before, obligations)
         li = lint_input(requirement, passed, requested, obligations, evidence)
         found = findings(obligations, evidence, li, engine=engine,
                          role_facts=kept_roles(roles, obligations))
-    return obligations, lines, found, LintContext(homes=li.homes, requested=list(li.requested))
+    return Linted(obligations, lines, found,
+                  LintContext(homes=li.homes, requested=list(li.requested)), roles)
+
+
+def rebound(roles: dict[str, RoleFacts] | None, before: dict[str, Obligation],
+            after: Sequence[Obligation]) -> dict[str, RoleFacts] | None:
+    """A repaired obligation is what it was (a check moved, a test moved): its role facts are
+    bound to its new text (docs/rules.md "Role facts")."""
+    from plan07.order.roles import bind, words_of
+
+    if not roles:
+        return roles
+    words = {o.id: w for o in after if o.id in before
+             and (w := words_of(before[o.id], roles)) is not None}
+    return {**roles, **bind(after, words)}
 
 
 def kept_roles(roles: dict[str, RoleFacts] | None,
@@ -137,7 +160,6 @@ def lint_after_baseline(draft: PlanArtifact, evidence: Evidence, request: str) -
     if not passed:
         return
     obligations = artifact.obligations_of(draft)
-    _, _, found, _ = run_lint(draft.requirement, obligations, evidence, request,
-                              engine=draft.engine, roles=draft.roles, passed=passed,
-                              repairs=False)
+    found = run_lint(draft.requirement, obligations, evidence, request, engine=draft.engine,
+                     roles=draft.roles, passed=passed, repairs=False).findings
     draft.findings = found[: caps.MAX_FINDINGS]
