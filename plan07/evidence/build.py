@@ -16,6 +16,7 @@ from plan07.caps import (
     SOFT_RANK_MAX_ENTITIES,
 )
 from plan07.errors import InputError
+from plan07.evidence.filerank import blend
 from plan07.evidence.impact import impact
 from plan07.evidence.localize import issue_prose, localize
 from plan07.evidence.parse import is_test_file
@@ -70,6 +71,9 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
                     and not is_test_file(n.file or "") and not TEST_TREE.search(n.file or "")]
         scores = localize(request, rr.nodes, eligible=eligible,
                           sources=_sources(repo, rr, request)) if request else {}
+        if request and repo is not None:  # where the issue's words are (evidence.filerank)
+            scores = blend(scores, rr.nodes, request, _library(repo, rr, eligible),
+                           set(eligible))
         ranked = sorted(scores, key=lambda e: (-scores[e], e))[:LOCALIZATION_TOP_K]
         localization = [Localization(entity=e, score=scores[e]) for e in ranked]
     anchors = [x.entity for x in localization]
@@ -99,6 +103,26 @@ def _sources(repo: Path | None, rr: ReconResult, request: str | None) -> dict[st
         return {}
     out = {}
     for f in sorted({n.file for n in rr.nodes if n.file}):
+        try:
+            out[f] = (repo / f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return out
+
+
+# folders and files that hold no library code a fix goes into: documentation, examples,
+# benchmarks, release tooling, build and configuration scripts
+NOT_LIBRARY = re.compile(r"(?:^|/)(?:docs?|examples?|benchmarks?|release|ci|\.github)/|"
+                         r"(?:^|/)(?:conftest|setup|noxfile|fabfile|tasks)\.py$")
+
+
+def _library(repo: Path, rr: ReconResult, eligible: Sequence[str]) -> dict[str, str]:
+    """The text of each source file a change may land in (the files of `eligible` entities,
+    NOT_LIBRARY left out)."""
+    by_id = {n.id: n.file for n in rr.nodes}
+    files = sorted({f for e in eligible if (f := by_id.get(e)) and not NOT_LIBRARY.search(f)})
+    out = {}
+    for f in files:
         try:
             out[f] = (repo / f).read_text(encoding="utf-8", errors="replace")
         except OSError:

@@ -31,6 +31,7 @@ from plan07.evidence.softrank import lex, tokens
 from plan07.model import ReconNode
 
 NAMED, SUFFIX_ONLY, AMBIGUOUS, FRAME, QUOTED = 1.0, 0.9, 0.8, 0.85, 0.85
+CALLED = 0.75  # a name the issue's code calls, times how well it resolves
 LEX_CEILING = 0.6
 MAX_SAME_NAME = 3  # a bare name shared by more entities than this names none of them
 CODE_KINDS = {"function", "method", "class", "schema", "config", "route", "test"}
@@ -180,6 +181,24 @@ class _Names:
         return best
 
 
+_CALL = re.compile(r"(?<![\w])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\s*\(")
+_DEF = re.compile(r"^\s*(?:def|class)\s")
+
+
+def called_in(code: Sequence[str]) -> list[str]:
+    """The names the issue's code calls (the last part of `a.b.c(`), first call first: not a
+    builtin, not what the code itself defines, nor a REPL's or traceback's output."""
+    defined = {m.group(1) for ln in code
+               for m in re.finditer(r"^\s*(?:def|class)\s+(\w+)", ln)}
+    out: list[str] = []
+    for ln in code:
+        if _DEF.match(ln) or _FRAME.search(ln) or ln.lstrip().startswith(("Traceback", "File ")):
+            continue
+        out += [m.group(1) for m in _CALL.finditer(ln)]
+    return list(dict.fromkeys(n for n in out if n not in _BUILTINS and n not in defined
+                              and len(n) >= 3))
+
+
 def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, str] | None = None,
              eligible: Iterable[str] | None = None) -> dict[str, float]:
     """Entity -> localization score for `request` (module docstring). `sources`: file -> text,
@@ -199,6 +218,11 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
             put(hit, s * EXCEPTION_FACTOR if _EXCEPTION.search(hit) else s)
     for e in ix.commands(prose):
         put(e, SUFFIX_ONLY)
+    # what the issue's reproduction calls (`sns.pairplot(...)`, `Intersection(...)`): the API
+    # it exercises, a name resolved as a written one is, a little below what the prose names
+    for name in called_in(code):
+        for hit, s in ix.resolve(name):
+            put(hit, CALLED * s * (EXCEPTION_FACTOR if _EXCEPTION.search(hit) else 1.0))
     frames = [m for line in [*code, *prose.splitlines()] for m in _FRAME.finditer(line)]
     for depth, m in enumerate(frames):  # the innermost frame is the last one
         at = ix.frame(m.group(1), m.group(3), int(m.group(2)))

@@ -22,6 +22,7 @@ A test module is a module whose file holds a test (recon honours the repository'
 from __future__ import annotations
 
 import posixpath
+import re
 from bisect import bisect_left
 from collections import defaultdict
 
@@ -39,12 +40,28 @@ def _stem(file: str) -> str:
     return posixpath.basename(posixpath.dirname(file)) if base == "__init__" else base
 
 
+_TEST_AFFIXES = re.compile(r"^(?:test_|tests_|unittest_)|_tests?$")
+
+
 def named_after(test_file: str, module_file: str) -> bool:
-    """The repository names `test_file` after the module: `test_auth.py`, `auth_test.py`, or
-    `auth.py` itself among the tests (pytest's own `testing/python/fixtures.py`)."""
-    t = posixpath.basename(test_file)[:-3]
-    s = _stem(module_file).lstrip("_")
-    return bool(s) and t.removeprefix("test_").removesuffix("_test").lstrip("_") == s
+    """The repository names `test_file` after the module: `test_auth.py`, `auth_test.py`,
+    `unittest_auth.py` (pylint), `auth.py` itself among the tests (pytest's own
+    `testing/python/fixtures.py`), or the module's dotted tail joined by `_`
+    (`test_ext_autodoc.py` for sphinx/ext/autodoc, `test_domain_std.py` for
+    sphinx/domains/std.py: a plural folder read singular too)."""
+    t = _TEST_AFFIXES.sub("", posixpath.basename(test_file)[:-3]).strip("_")
+    parts = [p for p in module_file[:-3].split("/") if p not in ("src", "lib")]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    parts = [p.lstrip("_") for p in parts]
+    if not t or not parts or not parts[-1]:
+        return False
+    for k in range(1, min(len(parts), 3) + 1):
+        tail = parts[-k:]
+        if t in ("_".join(tail), "_".join(p.removesuffix("s") for p in tail[:-1]) + (
+                "_" if k > 1 else "") + tail[-1]):
+            return True
+    return False
 
 
 def _common(a: str, b: str) -> int:
@@ -78,20 +95,27 @@ class TestMap:
         self._linked: dict[str, set[str]] = defaultdict(set)  # entity -> pytest ids
         self._importers: dict[str, set[str]] = defaultdict(set)  # entity -> test module ids
         self._imports: dict[str, set[str]] = defaultdict(set)  # test module id -> what it imports
+        self._users: dict[str, set[str]] = defaultdict(set)  # entity -> library modules importing
         for e in evidence.recon.edges:
             if e.kind in LINK_KINDS and e.src in tests:
                 self._linked[e.dst].add(tests[e.src])
             elif e.kind == "imports" and e.src in self.test_modules:
                 self._importers[e.dst].add(e.src)
                 self._imports[e.src].add(e.dst)
+            elif e.kind == "imports":
+                self._users[e.dst].add(e.src)
 
     # -----------------------------------------------------------------------------------------
     # what an entity is and holds
 
     def inside(self, entity: str) -> list[str]:
-        """`entity` and every recon node defined inside it (dotted prefix)."""
+        """`entity` and every recon node defined inside it (dotted prefix); of a package, what
+        its own `__init__` defines, not its submodules."""
         lo = bisect_left(self.ids, entity + ".")
         hi = bisect_left(self.ids, entity + "/")  # "/" sorts right after "."
+        n = self.nodes.get(entity)
+        if n is not None and n.kind == "module" and n.file:
+            return [entity, *(x for x in self.ids[lo:hi] if self.nodes[x].file == n.file)]
         return [entity, *self.ids[lo:hi]]
 
     def module(self, entity: str) -> str | None:
@@ -140,6 +164,13 @@ class TestMap:
             -_common(self.test_modules[t], mod_file), self.test_modules[t]))
         files = list(dict.fromkeys(self.test_modules[t] for t in ranked))
         return files if limit is None else files[:limit]
+
+    def importers(self, module: str) -> list[str]:
+        """The library modules (not packages: an `__init__` re-exporting everything would reach
+        every module) that import `module` or a name defined in it."""
+        out = {u for x in self.inside(module) for u in self._users.get(x, ())}
+        return sorted(u for u in out if u != module and u in self.nodes
+                      and not (self.nodes[u].file or "").endswith("__init__.py"))
 
     def tests_for(self, entity: str, limit: int = TARGET_TEST_FILES) -> list[str]:
         """What proves a change of `entity` (module docstring): its linked tests, else the

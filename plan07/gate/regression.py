@@ -4,11 +4,11 @@ fail. I/O: git (what changed since CP0), recon of the tree as it is now (cached 
 
 The scope: every test module that imports a changed module or a name defined in it (recon
 follows a package's re-export to its definition, so `from pkg import Thing` counts for the
-module defining `Thing`), the test files the plan itself changed or wrote, and what the CP0 run
-covered; the whole suite instead (the repository's `testpaths`, else the repository) when its
-pyproject.toml says `[tool.plan07] regression = "suite"`. Not the transitive closure through
-every module: in a package whose `__init__` imports everything that is the whole suite, and the
-re-exports recon follows are what "through the package" means.
+module defining `Thing`), or imports a module that does (one step of the import closure,
+through modules, not packages: a package's `__init__` that imports everything would make it the
+whole suite), the test files the plan itself changed or wrote, and what the CP0 run covered;
+the whole suite instead (the repository's `testpaths`, else the repository) when its
+pyproject.toml says `[tool.plan07] regression = "suite"`.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ def scope(repo: Path, changed: Sequence[str] | None, *, mode: str, covered: Sequ
             files.add(tm.test_modules[m])
         else:
             files |= set(tm.importing(m, None))
+            for user in tm.importers(m):  # one step further: the modules importing it
+                files |= set(tm.importing(user, None))
     files |= {c for c in covered if (Path(repo) / c).exists()}
     out = sorted(files)
     # a file inside a folder of the scope runs once

@@ -1,0 +1,153 @@
+"""Where in the source an issue's words are (docs/evidence.md "Localization"): BM25 over each
+source file's text (its identifiers split into words, its strings and comments, its path), then,
+in the best files, over each definition's body. Pure: the request and the sources in, scores out.
+
+The query is the whole issue, code blocks included: a reproduction names the API it calls
+(`xr.concat(...)`, `sns.pairplot(..., hue_order=...)`), which is where a fix usually goes.
+`blend` folds these scores into the names-first localization (plan07.evidence.localize): a file
+the issue names an entity of keeps that entity first; the lexical rank decides among the rest and
+picks, in a file no name reaches, the definition whose body the issue's words fit best.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from plan07.evidence.softrank import tokens
+from plan07.model import ReconNode
+
+K1, B = 1.2, 0.75  # BM25's usual constants
+PATH_WEIGHT = 3  # a word of the file's path counts as this many occurrences
+NAMED_WEIGHT = 0.75  # a file's best names-first score, added to its normalized BM25 score
+FILES_RANKED = 5  # files whose definitions are ranked by their bodies
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def words(text: str) -> list[str]:
+    """Identifier-aware words of source or prose: `hue_order` -> hue, order, hue_order."""
+    out: list[str] = []
+    for w in _IDENT.findall(text):
+        out.extend(tokens(w))
+        if "_" in w.strip("_") or any(c.isupper() for c in w[1:]):
+            out.append(w.lower())
+    return out
+
+
+class Index:
+    """A BM25 index of documents (bags of words)."""
+
+    def __init__(self, docs: Mapping[str, Counter[str]]) -> None:
+        self.docs = docs
+        self.n = len(docs)
+        self.avg = sum(sum(c.values()) for c in docs.values()) / max(self.n, 1)
+        self.df: Counter[str] = Counter()
+        for c in docs.values():
+            self.df.update(c.keys())
+
+    def idf(self, w: str) -> float:
+        return math.log(1 + (self.n - self.df[w] + 0.5) / (self.df[w] + 0.5))
+
+    def scores(self, query: Counter[str]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for key, c in self.docs.items():
+            length = sum(c.values())
+            s = 0.0
+            for w, qf in query.items():
+                tf = c.get(w, 0)
+                if tf:  # a word the query repeats weighs more, by the log of its count
+                    norm = tf + K1 * (1 - B + B * length / max(self.avg, 1.0))
+                    s += self.idf(w) * tf * (K1 + 1) / norm * (1 + math.log(qf))
+            out[key] = round(s, 6)
+        return out
+
+
+def file_scores(request: str, sources: Mapping[str, str]) -> dict[str, float]:
+    """BM25 of each source file for the whole request, normalized to [0, 1]."""
+    docs: dict[str, Counter[str]] = {}
+    for f, text in sources.items():
+        c = Counter(words(text))
+        for w in tokens(f.removesuffix(".py").replace("/", " ")):
+            c[w] += PATH_WEIGHT
+        docs[f] = c
+    raw = Index(docs).scores(Counter(words(request)))
+    top = max(raw.values(), default=0.0)
+    return {f: s / top for f, s in raw.items()} if top > 0 else {}
+
+
+def definitions(source: str) -> list[tuple[str, int, int]]:
+    """(qualname, first line, last line) of every def and class of a module."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, int, int]] = []
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                q = f"{prefix}{node.name}"
+                out.append((q, node.lineno, node.end_lineno or node.lineno))
+                walk(node.body, q + ".")
+
+    walk(tree.body, "")
+    return out
+
+
+def body_scores(request: str, source: str, module: str, known: set[str]) -> dict[str, float]:
+    """BM25 of each function or method body of one file (a class: its own lines outside its
+    methods), keyed by recon id (`module.qualname`, those in `known`), normalized to [0, 1]."""
+    lines = source.splitlines()
+    defs = definitions(source)
+    inner = {q: [d for d in defs if d[0].startswith(q + ".")] for q, _, _ in defs}
+    docs: dict[str, Counter[str]] = {}
+    for q, a, b in defs:
+        rid = f"{module}.{q}"
+        if rid not in known:
+            continue
+        own = [ln for i, ln in enumerate(lines[a - 1:b], a)
+               if not any(x <= i <= y for _, x, y in inner[q])]
+        docs[rid] = Counter(words("\n".join(own)))
+    raw = Index(docs).scores(Counter(words(request)))
+    top = max(raw.values(), default=0.0)
+    return {e: s / top for e, s in raw.items()} if top > 0 else {}
+
+
+def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
+          sources: Mapping[str, str], eligible: set[str]) -> dict[str, float]:
+    """The localization: each file scored by its normalized BM25 plus NAMED_WEIGHT times its
+    best names-first score (`named`), normalized; in each of the FILES_RANKED best files, its
+    named entities, else the definition its body ranks first, at the file's score (a second
+    named one a little lower); every other names-first entity at half its score."""
+    by_file: dict[str, list[ReconNode]] = {}
+    module_of: dict[str, str] = {}
+    for n in nodes:
+        if n.file and n.file in sources:
+            by_file.setdefault(n.file, []).append(n)
+            if n.kind == "module":
+                module_of[n.file] = n.id
+    bm = file_scores(request, sources)
+    best_named: dict[str, float] = {}
+    for n in nodes:
+        if n.id in named and n.file:
+            best_named[n.file] = max(best_named.get(n.file, 0.0), named[n.id])
+    comb = {f: bm.get(f, 0.0) + NAMED_WEIGHT * best_named.get(f, 0.0)
+            for f in set(bm) | set(best_named)}
+    top = max(comb.values(), default=0.0)
+    out = {e: round(0.5 * s, 4) for e, s in named.items()}
+    if top <= 0:
+        return out
+    for f in sorted(comb, key=lambda f: (-comb[f], f))[:FILES_RANKED]:
+        score = comb[f] / top
+        here = sorted((n.id for n in by_file.get(f, []) if n.id in named),
+                      key=lambda e: (-named[e], e))
+        if not here and f in module_of:
+            known = {n.id for n in by_file.get(f, []) if n.id in eligible}
+            body = body_scores(request, sources[f], module_of[f], known)
+            here = sorted(body, key=lambda e: (-body[e], e))[:1]
+        for k, e in enumerate(here[:3]):
+            out[e] = max(out.get(e, 0.0), round(score * (1.0 - 0.05 * k), 4))
+    return out

@@ -1,0 +1,84 @@
+"""Tests where the repository keeps them (README "Tests where the repository keeps them"): the
+repo's pytest layout, the tests of a target (linked, else importing), the test module a new test
+goes into, and where a new file goes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from plan07.evidence import build_evidence
+from plan07.evidence.layout import read_layout
+from plan07.evidence.testmap import TestMap, named_after
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+PKG = {
+    "pkg/__init__.py": "from pkg.calc import Calc\n",
+    "pkg/calc.py": "class Calc:\n    def add(self, a, b):\n        return a + b\n\n"
+                   "    def sub(self, a, b):\n        return a - b\n",
+    "pkg/io.py": "def load(path):\n    return open(path).read()\n",
+    # reaches Calc.add only through a partial: recon draws no test edge to it
+    "tests/test_calc.py": "import functools\n\nimport pytest\n\nfrom pkg import Calc\n\n\n"
+                          "@pytest.fixture\ndef make():\n    return functools.partial(Calc)\n\n\n"
+                          "def test_add(make):\n    assert make().add(1, 2) == 3\n",
+    "tests/test_other.py": "def test_nothing():\n    pass\n",
+    "examples/test_example.py": "def test_demo():\n    pass\n",
+}
+
+
+@pytest.fixture
+def tm(tmp_path: Path) -> TestMap:
+    return TestMap(build_evidence(write(tmp_path, PKG)))
+
+
+def test_a_target_tests_are_the_test_modules_importing_it_when_recon_links_none(
+        tm: TestMap) -> None:
+    assert tm.linked("pkg.calc.Calc.add") == []
+    assert tm.tests_for("pkg.calc.Calc.add") == ["tests/test_calc.py"]  # through the package
+    assert tm.tests_for("pkg.io.load") == []  # no test imports it
+
+
+def test_a_new_test_goes_into_the_test_module_named_after_its_module(tm: TestMap) -> None:
+    assert tm.home("pkg.calc.Calc.add") == "tests/test_calc.py"
+    assert tm.home("pkg.io.load") is None
+    assert tm.new_home("pkg.io.load") == "tests/test_io.py"  # beside the others
+
+
+def test_the_repos_pytest_layout_decides_what_a_test_is(tmp_path: Path) -> None:
+    repo = write(tmp_path, {**PKG, "pytest.ini": "[pytest]\npython_files = check_*.py\n"
+                                                 "norecursedirs = examples\n",
+                            "tests/check_io.py": "from pkg.io import load\n\n\n"
+                                                 "def test_load():\n    load\n"})
+    layout = read_layout(repo)
+    assert layout.is_test("tests/check_io.py")
+    assert not layout.is_test("tests/test_calc.py")  # its python_files replace the defaults
+    assert not layout.is_test("examples/check_demo.py")  # a folder pytest never collects
+    ev = build_evidence(repo)
+    tests = {n.id for n in ev.recon.nodes if n.kind == "test"}
+    assert "tests.check_io.test_load" in tests
+    assert not any(t.startswith("tests.test_calc.") for t in tests)
+    assert TestMap(ev).home("pkg.io.load") == "tests/check_io.py"
+
+
+@pytest.mark.parametrize(("test_file", "module_file", "named"), [
+    ("tests/test_auth.py", "pkg/auth.py", True),
+    ("tests/auth_test.py", "pkg/auth.py", True),
+    ("tests/checkers/unittest_misc.py", "pylint/checkers/misc.py", True),
+    ("testing/python/fixtures.py", "src/_pytest/fixtures.py", True),
+    ("tests/test_ext_autodoc.py", "sphinx/ext/autodoc/__init__.py", True),
+    ("tests/test_domain_std.py", "sphinx/domains/std.py", True),
+    ("tests/test_ext_autodoc_mock.py", "sphinx/ext/autodoc/__init__.py", False),
+    ("tests/test_io.py", "pkg/calc.py", False),
+])
+def test_named_after_follows_the_repositories_naming(test_file: str, module_file: str,
+                                                    named: bool) -> None:
+    assert named_after(test_file, module_file) is named
