@@ -169,7 +169,8 @@ def judge(criterion: str) -> str | None:
     placeholder, code (a code span with a list, braces, statements or a call with several
     arguments; `>>>`; a short quoted value such as '\\p{Han}' is a value, not code), SQL (two SQL
     keywords), a quote (a block quote, or a quoted passage that makes up most of it), a
-    fragment (under three words, opening with a conjunction, a preposition or "not", ending on a dangling word, unbalanced brackets) or the reporter's narrative ("I get",
+    fragment (under three words, opening with a conjunction, a preposition or "not", ending
+    on a dangling word, unbalanced brackets) or the reporter's narrative ("I get",
     "currently", "you will")."""
     t = criterion.strip()
     if re.match(r"^the request is (?:met|done)\b", t, re.I):
