@@ -100,3 +100,7 @@ INPUT_MAX_BYTES = 256 * 1024 * 1024
 JSON_MAX_DEPTH = 64
 CHECK_TIMEOUT_MAX_S = 86_400.0
 ERROR_MAX_CHARS = 1000
+# A check's output kept by plan07 as it streams in (plan07.gate.runner.Capture): the first half
+# and the last half; the rest is counted and left out (a test's failure message in the run's
+# record is cut likewise, plan07.gate.outcomes).
+CHECK_OUTPUT_MAX_BYTES = 8 * 1024 * 1024

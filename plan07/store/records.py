@@ -258,10 +258,14 @@ def discard_pending(state_dir: Path, art: PlanArtifact,
 
 
 def recover(state_dir: Path, art: PlanArtifact) -> list[str]:
-    """Repair what a killed plan07 left, under plan.lock: this plan's half-done checkpoint
-    steps, the records of other plan ids (a replaced plan, or a new one killed before its
-    plan.json), legacy `checkpoints/CP*.json` files of other plans, and temp files. Cheap when
-    there is nothing to do (directory listings only). Returns what was dropped."""
+    """Repair what a killed plan07 left, under plan.lock: a check still running whose plan07
+    and supervisor are gone (plan07.store.running), this plan's half-done checkpoint steps,
+    the records of other plan ids (a replaced plan, or a new one killed before its plan.json),
+    legacy `checkpoints/CP*.json` files of other plans, and temp files. Cheap when there is
+    nothing to do (directory listings only). Returns what was dropped."""
+    from plan07.store import running
+
+    running.sweep()
     out = discard_pending(state_dir, art)
     root = state_dir / CHECKPOINT_DIR
     repo = Path(art.repo) if art.repo else None
