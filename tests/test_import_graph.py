@@ -25,7 +25,7 @@ FLOORS = [
     ["engine", "evidence"],
     ["store"],
     ["model"],
-    ["vocab", "caps", "errors", "sandbox", "collector", "flag"],
+    ["vocab", "caps", "errors", "sandbox", "collector", "flag", "term"],
 ]
 SKINS = {"cli", "mcp", "ab"}
 # what the skins may import: the public door (Planner and the stage functions), the models,

@@ -28,16 +28,22 @@ _ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # typer's (click's) own pattern
 
 
 class Redacting:
-    """A text stream that writes through plan07.sandbox.redact: no credential plan07 saw reaches
-    the terminal, whatever printed it (typer, rich, print_json)."""
+    """A text stream that writes through plan07.sandbox.redact and plan07.term.scrub: no
+    credential plan07 saw, and no control character but what rich itself writes, reaches the
+    terminal, whatever printed it (typer, rich, print_json)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        try:
+            self._tty = bool(stream.isatty())
+        except Exception:  # noqa: BLE001 - a stream without isatty is no terminal
+            self._tty = False
 
     def write(self, text: str) -> int:
+        from plan07 import scrub
         from plan07.sandbox import redact
 
-        self._stream.write(redact(text))
+        self._stream.write(scrub(redact(text), tty=self._tty))
         return len(text)
 
     def __getattr__(self, name: str) -> object:
@@ -45,10 +51,10 @@ class Redacting:
 
 
 def error_line(text: str) -> str:
-    from plan07 import caps
+    from plan07 import caps, printable
     from plan07.sandbox import redact
 
-    line = redact(" ".join(text.split()))
+    line = printable(redact(" ".join(text.split())))
     if len(line) > caps.ERROR_MAX_CHARS:
         line = line[: caps.ERROR_MAX_CHARS - 1] + "…"
     return line
@@ -63,6 +69,11 @@ def guarded(fn: Callable[[], int]) -> int:
     except Plan07Error as exc:
         print(f"error: {error_line(exc.one_line())}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a fault of the machine (a full disk): one line, never a traceback
+        from plan07.errors import fault_line
+
+        print(f"error: {error_line(fault_line(exc))}", file=sys.stderr)
+        return 2
     except RecursionError:  # a structure nested past what a stage checks (input bounds)
         print("error: input nested too deeply to process (RecursionError); "
               "nothing was written", file=sys.stderr)
@@ -96,7 +107,9 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
+    from plan07 import json_text
+
+    sys.stdout.write(json_text(json.dumps(to_jsonable(obj), indent=2, ensure_ascii=False)) + "\n")
 
 
 def open_planner(state: Path | None) -> Planner:
@@ -109,18 +122,21 @@ def open_planner(state: Path | None) -> Planner:
 
 def complete(node_id: str, state: Path | None, timeout: float, as_json: bool) -> int:
     """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2."""
+    from plan07 import block, printable
+
     verdict = open_planner(state).complete(node_id, timeout=timeout)
     if as_json:
         print_json(verdict)
     elif verdict.inconclusive:
-        echo(f"error: {node_id} not judged: {verdict.inconclusive}", err=True)
-    else:
+        echo(f"error: {error_line(f'{node_id} not judged: {verdict.inconclusive}')}", err=True)
+    else:  # one record per line: the check and the output can forge none of plan07's own
         word = "passed" if verdict.passed else "FAILED"
-        echo(f"{node_id} {word}: {verdict.check} ({verdict.kind}, {verdict.duration_s}s)")
+        echo(f"{printable(node_id)} {word}: {printable(verdict.check)} ({verdict.kind}, "
+             f"{verdict.duration_s}s)")
         if verdict.passed and verdict.tests:  # the gate's verdict line (red, pre-existing...)
-            echo("  " + (verdict.output_tail.rstrip().splitlines() or [""])[-1])
+            echo("  " + printable((verdict.output_tail.rstrip().splitlines() or [""])[-1]))
         if not verdict.passed:
-            echo(verdict.output_tail[-800:])
+            echo(block(verdict.output_tail[-800:]))
     if verdict.inconclusive:  # the environment, not the node: exit 2, nothing recorded
         return 2
     return 0 if verdict.passed else 1

@@ -47,9 +47,11 @@ def decompose(
 
 
 def _human(result: object) -> None:
+    from plan07 import display
     from plan07.model import Decomposition
 
     assert isinstance(result, Decomposition)
+    result = display(result)  # docs/safety.md: a model's output, one record per line
     usage = result.usage
     tokens = f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens" \
         if usage else "no usage"

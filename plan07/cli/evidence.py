@@ -36,8 +36,10 @@ def recon(
 
     text = read_text(request, what="request") if request else None
     built = evidence_report(repo, request=text, seeds=seed or None, depth=depth)
-    for w in built.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+    from plan07 import printable
+
+    for w in built.warnings:  # a file's name may hold any byte but / and NUL
+        print(f"warning: {printable(w)}", file=sys.stderr)
     ev = built.evidence
     bundle = json.dumps(ev.model_dump(mode="json", exclude_none=True), indent=1,
                         ensure_ascii=False) + "\n"

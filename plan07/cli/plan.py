@@ -58,8 +58,13 @@ def plan(
     if as_json:
         print_json(art)
         return
+    from rich.markup import escape
+
+    from plan07 import display
+
+    art = display(art)  # docs/safety.md: no control character, no rich markup of theirs
     con = console()
-    con.print(f"[bold]{art.plan_id}[/bold]: {art.requirement.goal}")
+    con.print(f"[bold]{art.plan_id}[/bold]: {escape(art.requirement.goal)}")
     con.print(f"{len(art.nodes)} nodes, {len(art.edges)} edges, {len(art.violations)} "
               f"violations, {len(art.checkpoints)} checkpoints -> {planner.state_dir}/plan.json")
     if gate is not None:
@@ -67,17 +72,19 @@ def plan(
                    f"{', '.join(gate.baseline_failing[:3])}"
                    f"{' ...' if gate.baseline_failing_total > 3 else ''}"
                    if gate.baseline_failing_total else "")
-        con.print(f"checks run with {gate.python} (from {gate.python_source}); baseline: "
-                  f"{gate.baseline_tests} tests{failing}", overflow="fold")
+        con.print(escape(f"checks run with {gate.python} (from {gate.python_source}); "
+                         f"baseline: {gate.baseline_tests} tests{failing}"), overflow="fold")
     for v in art.violations:
-        con.print(f"  [yellow]violation[/yellow] {v.kind}: {' '.join(v.nodes)} {v.detail}",
-                  overflow="fold")
-    status_table(con, planner.status().nodes)
+        con.print(f"  [yellow]violation[/yellow] {escape(f'{v.kind}: {chr(32).join(v.nodes)}')}"
+                  f" {escape(v.detail)}", overflow="fold")
+    status_table(con, display(planner.status().nodes))
     con.print("next: [bold]plan07 next[/bold]")
 
 
 def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The single actionable obligation (§3.4), nothing of the rest of the schedule."""
+    from plan07 import display
+
     step = open_planner(state).next_step()
     view, blockers = step.node, step.termination_blockers
     if as_json:
@@ -85,6 +92,7 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         if blockers:
             raise typer.Exit(1)
         return
+    view, blockers = display(view), display(blockers)  # one record per line (docs/safety.md)
     if view is None:
         # §3.1 step 2: nothing left to hand out; the plan ends only if it may terminate
         if blockers:

@@ -31,6 +31,9 @@ def order(
     if as_json:
         print_json(result)
         return
+    from plan07 import display
+
+    result = display(result)  # docs/safety.md: one record per line
     typer.echo(f"{len(result.edges)} edge(s), {len(result.violations)} violation(s), "
                f"{len(result.cycles)} cycle(s) [{engine}]")
     for e in result.edges:
@@ -85,9 +88,11 @@ def explain(
     else:
         proof = PlanReader.at(state).explain(src, dst, violation=violation, depth=depth,
                                              evidence=ev, engine=engine, rules=rules)
+    from plan07 import display
+
     if as_json:
         print_json(proof)
-    elif proof.holds and proof.tree is not None:
+    elif (proof := display(proof)).holds and proof.tree is not None:
         typer.echo(f"{proof.goal} holds (proof height {proof.height})")
         typer.echo("\n".join(render_proof(proof.tree)))
     else:
@@ -192,8 +197,10 @@ def rules_lint(
     if as_json:
         print_json([f.__dict__ for f in findings])
     else:
+        from plan07 import printable
+
         for f in findings:
-            typer.echo(str(f))
+            typer.echo(printable(str(f)))
         errors = sum(f.severity == "error" for f in findings)
         typer.echo(f"{path}: {errors} error(s), {len(findings) - errors} warning(s)")
     if any(f.severity == "error" for f in findings):
