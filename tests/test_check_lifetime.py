@@ -14,63 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
-from _smallplan import CLI, cli_env, make_repo, ob, plan_here, write_replay
+from _probes import alive, spawn_world, survivors
+from _smallplan import CLI, cli_env, plan_here
 
 from plan07.api import Planner
 
 pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
 
-# the test starts a helper in its group, one in its own session, one behind a shell in its own
-# session, and one behind a double fork (its parent exits: an orphan); it writes their pids,
-# then waits when armed
-SPAWN = '''import pathlib, subprocess, sys, time
-
-PIDS = {pids!r}
-
-
-def test_spawn():
-    pids = [subprocess.Popen(["sleep", "300"]).pid,
-            subprocess.Popen(["sleep", "300"], start_new_session=True).pid]
-    sh = subprocess.Popen(["sh", "-c", "sleep 300 & echo $!; wait"], start_new_session=True,
-                          stdout=subprocess.PIPE)
-    pids += [sh.pid, int(sh.stdout.readline())]
-    fork = ("import subprocess; p = subprocess.Popen(['sleep', '300'], start_new_session=True, "
-            "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL);"
-            " print(p.pid, flush=True)")
-    pids.append(int(subprocess.run([sys.executable, "-c", fork], capture_output=True,
-                                   text=True).stdout))
-    pathlib.Path(PIDS).write_text(" ".join(map(str, pids)))
-    if pathlib.Path(PIDS + ".arm").exists():
-        time.sleep(120)
-'''
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:  # noqa: PTH123
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def survivors(pids_file: Path, wait: float = 3.0) -> list[int]:
-    """The helpers still running after up to `wait` seconds."""
-    pids = [int(p) for p in pids_file.read_text().split()]
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
-        time.sleep(0.05)
-    left = [p for p in pids if alive(p)]
-    for p in left:  # never leave them to the next test
-        os.kill(p, signal.SIGKILL)
-    return left
-
-
 def setup_plan(tmp_path: Path, *, plan: bool = True) -> tuple[Path, Path, Path]:
-    pids = tmp_path / "pids"
-    repo = make_repo(tmp_path, files={"tests/test_spawn.py": SPAWN.format(pids=str(pids))})
-    write_replay(tmp_path, [ob("O1", "tests/test_spawn.py::test_spawn", "validate", [],
-                               "tests/test_spawn.py::test_spawn")])
-    state = tmp_path / "state"
+    repo, state, pids = spawn_world(tmp_path)
     if plan:
         assert plan_here(tmp_path, state, repo, process=False).returncode == 0
         assert survivors(pids, 0) == []  # the CP0 baseline ran the test: its helpers ended
@@ -119,7 +71,6 @@ def test_killing_plan07_during_the_cp0_baseline_ends_it(tmp_path: Path) -> None:
     proc = start(tmp_path, "plan", str(tmp_path / "request.md"), "--repo", str(repo),
                  "--evidence", str(tmp_path / "evidence.json"), "--llm",
                  f"replay:{tmp_path / 'completion.json'}", "--state", str(state))
-    (tmp_path / "evidence.json").write_text("{}")
     wait_for(pids, proc)
     proc.kill()
     proc.communicate()
@@ -180,7 +131,8 @@ def test_a_checks_output_is_bounded_as_it_streams(tmp_path: Path) -> None:
             "sys.stdout.write('end'); sys.exit(1)\n")
     rc, out = run_argv([sys.executable, "-c", code], tmp_path, 120, dict(os.environ))
     assert rc == 1
-    assert out.startswith("begin") and out.endswith("end")
+    assert out.startswith("begin")
+    assert out.endswith("end")
     assert len(out) <= caps.CHECK_OUTPUT_MAX_BYTES + 100
     assert f"[plan07: {40 * (1 << 20) + 8 - caps.CHECK_OUTPUT_MAX_BYTES} bytes of output " \
            "left out]" in out

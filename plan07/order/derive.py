@@ -321,8 +321,8 @@ def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation
     the minimal height; or, when none holds, why not."""
     from plan07.engine import load_program, provenance
 
-    if depth is not None and depth < 0:
-        raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
+    if depth is not None and not 0 <= depth <= caps.DEPTH_MAX:
+        raise InputError(f"depth must be in 0..{caps.DEPTH_MAX}, got {depth}", field="--depth")
     backend_model, fs = _evaluate(obligations, evidence, engine, rules_path, role_facts,
                                   observed)
     proof = provenance.explain_facts(load_program(rules_path), fs.facts, fs.sources, relation,
@@ -377,7 +377,8 @@ def load_obligations(path: str | Path) -> list[Obligation]:
         raise InputError(f"{len(data['obligations'])} obligations; re-scope the request",
                          field="obligations", source=str(path),
                          cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
-    for i, o in enumerate(data.get("obligations", []) if isinstance(data, dict) else []):
+    records = data.get("obligations") if isinstance(data, dict) else None
+    for i, o in enumerate(records if isinstance(records, list) else []):
         if not isinstance(o, dict):
             continue
         deps, ev = o.get("dependencies"), o.get("evidence")

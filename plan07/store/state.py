@@ -79,17 +79,21 @@ def load(d: Path) -> PlanArtifact:
 
     Bytes that are exactly what `save` last wrote (their digest is in plan.json.sha256) were
     validated by the model on the way out; they skip the JSON Schema pass (and its ~0.1 s import,
-    for a fast `plan07 next`) but are still validated by the model. Anything else, a hand edit
-    included, goes through the shipped schema first."""
-    from plan07.store.boundedio import loads, read_bytes, too_deep
+    for a fast `plan07 next`) but are still validated by the model in strict mode, as strictly
+    as the schema: a stamp that matches a hand-made file proves nothing. Anything else, a hand
+    edit included, goes through the shipped schema first. Either way what neither can say
+    (plan07.store.plancheck) is checked, and anything out of shape is one InputError naming the
+    file and the JSON path."""
+    from plan07.store.boundedio import loads, read_bytes, sweep_temps, too_deep
 
+    sweep_temps(d)  # what a killed write left: every verb reads the plan first
     path = d / PLAN_FILE
     if not path.exists() and not path.is_symlink():
         raise InputError(
             "no plan here; run `plan07 plan REQUEST --repo DIR` first (or pass --state DIR)",
             source=str(path),
         )
-    raw = read_bytes(path, what="plan", max_bytes=caps.INPUT_MAX_BYTES)
+    raw = read_bytes(path, what="plan")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -101,15 +105,20 @@ def load(d: Path) -> PlanArtifact:
             raise
         raise InputError(
             f"corrupt plan: {exc.problem}; restore it or re-run `plan07 plan`", source=str(path),
+            field=exc.field,
         ) from None
-    try:
-        if _stamp_matches(d, raw):
-            return PlanArtifact.model_validate(data)
-        from plan07.store.schema import parse
+    from plan07.store.schema import parse, parse_model
 
-        artifact: PlanArtifact = parse("plan", data, source=str(path))
+    try:
+        if _stamp_matches(d, raw):  # the model's own checks only (no jsonschema import)
+            artifact: PlanArtifact = parse_model("plan", data, source=str(path), text=text)
+        else:
+            artifact = parse("plan", data, source=str(path))
     except RecursionError:
         raise too_deep(str(path), "plan") from None
+    from plan07.store.plancheck import check_plan
+
+    check_plan(artifact, source=str(path))
     return artifact
 
 
