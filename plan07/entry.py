@@ -89,7 +89,8 @@ def _read_view(d: Path) -> str | None:
         return None
     finally:
         os.close(fd)
-    if raw is None or cached is None:
+    if raw is None or cached is None or any(  # a killed write's temp: the full CLI sweeps it
+            n.startswith(".") and n.endswith(".tmp") for n in os.listdir(d)):  # noqa: PTH208
         return None
     data = json.loads(cached.decode("utf-8"))
     if not isinstance(data, dict) or data.get("plan_sha256") != hashlib.sha256(raw).hexdigest():

@@ -196,8 +196,10 @@ def _config_names(repo: Path | None) -> list[str]:
     """`[tool.plan07] check-env` of the repo's pyproject.toml: names or `PREFIX_*` globs."""
     if repo is None:
         return []
+    from plan07.caps import CONFIG_MAX_BYTES
+
     path = repo / "pyproject.toml"
-    if not path.is_file():
+    if not path.is_file() or path.stat().st_size > CONFIG_MAX_BYTES:
         return []
     import tomllib
 

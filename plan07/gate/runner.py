@@ -259,8 +259,10 @@ _COMPILE = (
     "        print(f'{f}:{getattr(e, \"lineno\", 0) or 0}: {type(e).__name__}: {e}')\n"
     "    except OSError:\n"
     "        pass\n"
+    "print('plan07-compiled')\n"
     "sys.exit(1 if bad else 0)\n"
 )
+_COMPILED = "plan07-compiled\n"  # the script's last line: an interpreter that did not run it
 
 
 COMPILE_HERE_MAX_BYTES = 4 * 1024 * 1024  # a bigger file is compiled in the repo's process
@@ -318,6 +320,13 @@ def compile_files(interp: Interpreter, repo: Path, files: Sequence[str], *, time
     for i in range(0, len(files), 500):  # keep each argv well under the OS limit
         rc, out = run_argv([interp.path, "-c", _COMPILE, *files[i:i + 500]], repo, timeout,
                            run_env(interp, env))
+        if rc is not None and _COMPILED not in out:  # it never ran the script: not the node's
+            from plan07.errors import InputError
+
+            raise InputError(f"the plan's interpreter {interp.path} did not run ("
+                             f"{' '.join(out.split())[:120] or f'exit {rc}, no output'}); "
+                             "re-run `plan07 plan --python PATH` with a working Python",
+                             field="--python")
         ok_all &= rc == 0
-        outs.append(out)
+        outs.append(out.replace(_COMPILED, ""))
     return ok_all, "".join(outs)

@@ -11,7 +11,6 @@ are plan07.gate.checks.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,10 +45,12 @@ def fingerprint(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
 
     if checkpoint.is_git_tree(repo):
         return checkpoint.tree_of(repo, keep=keep)
+    from plan07.store.boundedio import walk
+
     kept = [Path(k).resolve() for k in keep]
     h = hashlib.sha256()
     root = Path(repo)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root, what="the repository"):
         dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDE_DIRS and not any(
             (Path(dirpath) / d).resolve() == k for k in kept))
         for f in sorted(filenames):
@@ -75,6 +76,7 @@ def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, 
     from plan07.model import GateInfo
 
     interp = find_python(repo, python)
+    check_interpreter(interp, repo, env)
     command = load_command(repo, test_command)
     ctx = GateContext(repo, interp, command, exercised=exercised, env=env)
     tree = fingerprint(repo, keep=[state_dir])
@@ -91,6 +93,20 @@ def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, 
         baseline_failing=failing[:16], baseline_failing_total=len(failing), cp0_tree=tree,
     )
     return info, base
+
+
+def check_interpreter(interp: Interpreter, repo: Path, env: Mapping[str, str]) -> None:
+    """InputError (`--python`) unless the interpreter runs Python 3: an executable that is not
+    one (`--python /bin/false`) is the environment's fault, never a node's."""
+    from plan07.gate.interpreter import run_env
+    from plan07.gate.runner import run_argv
+
+    rc, out = run_argv([interp.path, "-c", "import sys; print('plan07-python', *sys.version_info"
+                        "[:2])"], repo, 60.0, run_env(interp, env))
+    if rc != 0 or "plan07-python 3 " not in out:
+        why = " ".join(out.split())[:160] or f"exit {rc}, no output"
+        raise InputError(f"{interp.path} (from {interp.source}) is not a working Python 3 "
+                         f"interpreter ({why}); pass the repo's Python", field="--python")
 
 
 def git_tree(tree: str | None) -> str | None:

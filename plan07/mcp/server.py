@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from plan07.errors import Plan07Error
+from plan07.errors import Plan07Error, fault_line
 from plan07.model import NextStep, PlanStatus, Proof, Revision, Verdict, Violation
 
 if TYPE_CHECKING:
@@ -291,8 +291,9 @@ def _as_tool(fn: Callable[P, BaseModel], *, user_only: bool = False) -> Callable
         try:
             result = fn(*args, **kwargs)
         except Plan07Error as exc:
-            return CallToolResult(is_error=True, content=[
-                TextContent(type="text", text=f"error: {exc.one_line()}")])
+            return _tool_error(exc.one_line())
+        except OSError as exc:  # a fault (a full disk): the CLI's line, nothing committed
+            return _tool_error(fault_line(exc))
         data = result.model_dump(mode="json", by_alias=True)
         return CallToolResult(structured_content=data, content=[
             TextContent(type="text", text=json.dumps(data, ensure_ascii=False),
@@ -301,15 +302,53 @@ def _as_tool(fn: Callable[P, BaseModel], *, user_only: bool = False) -> Callable
     return call
 
 
+def _tool_error(line: str) -> Any:
+    """A tool error carrying the CLI's one `error:` line."""
+    from mcp.types import CallToolResult, TextContent
+
+    from plan07 import printable
+
+    return CallToolResult(is_error=True, content=[
+        TextContent(type="text", text=f"error: {printable(' '.join(line.split()))[:1000]}")])
+
+
+def _server_class() -> Any:
+    """MCPServer whose argument errors are tool errors of one line (`error: complete:
+    timeout: Input should be a valid number`), not pydantic's multi-line report, and whose
+    over-deep requests (plan07.mcp.guard) get one too."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    from plan07.mcp.guard import REFUSED
+
+    class PlanServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any],
+                            context: Any = None) -> Any:
+            if REFUSED in arguments:
+                return _tool_error(f"{name}: {arguments[REFUSED]}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if not isinstance(cause, ValidationError):
+                    raise
+                errors = cause.errors()
+                loc = ".".join(str(p) for p in errors[0]["loc"]) or "arguments"
+                more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+                return _tool_error(f"{name}: {loc}: {errors[0]['msg']}{more}; nothing was done")
+
+    return PlanServer
+
+
 def build_server() -> Any:
     """The MCP server with every plan07 tool registered (nothing is served yet)."""
     from importlib.metadata import version
 
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    server: Any = MCPServer(SERVER_NAME, version=version("plan07"), instructions=INSTRUCTIONS,
-                            log_level="WARNING")
+    server: Any = _server_class()(SERVER_NAME, version=version("plan07"),
+                                  instructions=INSTRUCTIONS, log_level="WARNING")
     for name, (fn, read_only, destructive) in TOOLS.items():
         server.add_tool(_as_tool(fn, user_only=name in USER_ONLY), name=name,
                         description=inspect.cleandoc(fn.__doc__ or ""),
@@ -320,8 +359,22 @@ def build_server() -> Any:
 
 
 def serve() -> None:
-    """Serve the tools over stdio until the client closes stdin."""
-    build_server().run("stdio")
+    """Serve the tools over stdio until the client closes stdin (read through
+    plan07.mcp.guard: an over-deep request gets its reply; a call still running a few seconds
+    after the client left ends with the process)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from plan07.mcp.guard import GuardedStdin
+
+    server = build_server()
+
+    async def run() -> None:  # MCPServer.run_stdio_async, with the guarded stdin
+        low = server._lowlevel_server
+        async with stdio_server(stdin=GuardedStdin()) as (read_stream, write_stream):  # type: ignore[arg-type]
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+    anyio.run(run)
 
 
 if __name__ == "__main__":  # python -m plan07.mcp.server --doc (docs/mcp.md: plan07.mcp.doc)

@@ -30,6 +30,10 @@ def draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str 
     stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations."""
     if not repo.is_dir():
         raise InputError("repository directory not found", field="--repo", source=str(repo))
+    for what, text in (("request", request), ("task", task_text or "")):
+        if len(text) > caps.REQUEST_MAX_BYTES:  # refused before any stage reads it (chars)
+            raise InputError(f"the {what} is {len(text)} characters long", field=what,
+                             cap=f"REQUEST_MAX_BYTES {caps.REQUEST_MAX_BYTES}")
     if not (isinstance(max_retries, int) and 0 <= max_retries <= caps.MAX_RETRIES_CAP):
         raise InputError(f"max_retries {max_retries!r} must be an int in "
                          f"0..{caps.MAX_RETRIES_CAP}", field="max_retries")

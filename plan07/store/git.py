@@ -6,6 +6,7 @@ plan07.store.checkpoint names the refs and builds snapshots and restores from th
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -13,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from plan07.errors import PlanStateError
+from plan07.errors import InputError, PlanStateError
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "plan07", "GIT_AUTHOR_EMAIL": "plan07@localhost",
@@ -81,13 +82,41 @@ def stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
     unchanged files, and a tracked-but-ignored file stays in), else from HEAD."""
     seed_index(repo, index)
     spec = pathspec(repo, keep)
-    listed = git(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", *spec,
-                 index=index).split("\0")
-    raw = raw_paths(repo, [p for p in listed if p and not (repo / p).is_symlink()])
-    spec += [f":(exclude,literal){p}" for p in raw]
+    listed = [p for p in git(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", "--",
+                             *spec, index=index).split("\0") if p]
+    files, big = _sized(repo, listed)
+    raw = [p for p in raw_paths(repo, files) if p not in big]
+    spec += [f":(exclude,literal){p}" for p in [*raw, *big]]
     git(repo, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index,
         stdin="\0".join(spec).encode("utf-8", "surrogateescape"))
     add_raw(repo, index, raw)
+
+
+def _sized(repo: Path, listed: Sequence[str]) -> tuple[list[str], set[str]]:
+    """Of `listed`, the paths that are not symlinks, and those over
+    caps.FINGERPRINT_FILE_MAX_BYTES: never hashed into the object store (a snapshot holds them
+    as the user's index does; an untracked one is left out, as an ignored file is). Refused past
+    caps.WALK_MAX_ENTRIES paths (docs/safety.md)."""
+    import stat
+
+    from plan07 import caps
+
+    if len(listed) > caps.WALK_MAX_ENTRIES:
+        raise InputError(f"the repository's work tree has {len(listed)} files to snapshot",
+                         source=str(repo), cap=f"WALK_MAX_ENTRIES {caps.WALK_MAX_ENTRIES}")
+    files, big, prefix = [], set(), str(repo).rstrip("/") + "/"
+    for p in listed:
+        try:
+            st = os.lstat(prefix + p)
+        except OSError:
+            files.append(p)  # gone: git add records the removal
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            continue
+        files.append(p)
+        if st.st_size > caps.FINGERPRINT_FILE_MAX_BYTES:
+            big.add(p)
+    return files, big
 
 
 def raw_paths(repo: Path, paths: Sequence[str], *, index: str | None = None) -> list[str]:
