@@ -25,13 +25,14 @@ FLOORS = [
     ["engine", "evidence"],
     ["store"],
     ["model"],
-    ["vocab", "caps", "errors", "sandbox", "collector", "flag"],
+    ["vocab", "caps", "errors", "sandbox", "collector", "flag", "extras"],
 ]
 SKINS = {"cli", "mcp", "ab"}
 # what the skins may import: the public door (Planner and the stage functions), the models,
-# the errors, the shared vocabulary and caps, redaction, the model-client protocol
+# the errors, the shared vocabulary and caps, redaction, the model-client protocol, the extras
+# (what a missing one says)
 PUBLIC = {"plan07", "plan07.model", "plan07.errors", "plan07.vocab", "plan07.caps",
-          "plan07.sandbox", "plan07.decompose"}
+          "plan07.sandbox", "plan07.decompose", "plan07.extras"}
 
 
 def _module(path: Path) -> str:

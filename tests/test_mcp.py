@@ -314,8 +314,8 @@ def test_mcp_without_the_sdk_is_one_line_exit_2(
     rc = main(["mcp"])
     out, err = capsys.readouterr()
     assert (rc, out) == (2, "")
-    assert err == ("error: `plan07 mcp` needs the MCP Python SDK (mcp>=2.3); install it "
-                   "with pip install 'plan07[mcp]'\n")
+    assert err == ("error: `plan07 mcp` needs the mcp extra, which is not installed; install "
+                   "it with pip install 'mcp>=2.3,<3'\n")
 
 
 def test_the_cli_does_not_import_the_sdk_unless_mcp_runs() -> None:

@@ -27,11 +27,11 @@ def demo(
     from plan07.cli.demo_run import EXAMPLE
 
     if not (EXAMPLE / "request.md").is_file():
-        raise InputError("the bundled example is missing; run from a source checkout",
-                         source=str(EXAMPLE))
+        raise InputError("the bundled example is missing from this install (it ships inside the "
+                         "package); reinstall plan07", source=str(EXAMPLE))
     if importlib.util.find_spec("pytest") is None:
         raise InputError("the demo runs the example's real tests and needs pytest; install it "
-                         "with `pip install -e '.[test]'`", field="pytest")
+                         "with pip install pytest", field="pytest")
     from plan07.cli import demo_run as lib
 
     work = keep or Path(tempfile.mkdtemp(prefix="plan07-demo-"))
