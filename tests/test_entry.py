@@ -202,6 +202,9 @@ def test_any_other_complete_is_the_full_cli(argv: list[str]) -> None:
 
 
 def test_complete_args() -> None:
-    assert entry.complete_args(["complete", "O3"]) == ("O3", None, 120.0, False)
+    assert entry.complete_args(["complete", "O3"]) == ("O3", None, 120.0, False, False)
     assert entry.complete_args(["complete", "O3", "--json", "--state=s", "--timeout", "9"]) == (
-        "O3", Path("s"), 9.0, True)
+        "O3", Path("s"), 9.0, True, False)
+    assert entry.complete_args(["complete", "O3", "-q"]) == ("O3", None, 120.0, False, True)
+    assert entry.complete_args(["complete", "O3", "--quiet", "--quiet"]) is None
+

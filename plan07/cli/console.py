@@ -107,9 +107,15 @@ def open_planner(state: Path | None) -> Planner:
     return Planner.at(state)
 
 
-def complete(node_id: str, state: Path | None, timeout: float, as_json: bool) -> int:
+def complete(node_id: str, state: Path | None, timeout: float, as_json: bool, *,
+             quiet: bool = False) -> int:
     """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2."""
-    verdict = open_planner(state).complete(node_id, timeout=timeout)
+    from plan07 import progress
+    from plan07.cli.progressline import shown
+
+    planner = open_planner(state)
+    with shown(quiet), progress.step(f"check of {node_id}"):
+        verdict = planner.complete(node_id, timeout=timeout)
     if as_json:
         print_json(verdict)
     elif verdict.inconclusive:
