@@ -70,6 +70,7 @@ class Planner(PlanReader):
         revision: bool = True,
         python: str | Path | None = None,
         test_command: str | None = None,
+        replace: bool = False,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
         schedule -> persist; nothing is written when a stage refuses (the plan is built and
@@ -81,12 +82,20 @@ class Planner(PlanReader):
         observes. The gate's world is fixed here: the repo's interpreter
         (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own), its test
         command (`test_command`, a JSON argv template, else [tool.plan07] of its pyproject.toml,
-        else pytest) and the CP0 baseline of the plan's tests."""
+        else pytest) and the CP0 baseline of the plan's tests.
+
+        A plan already in `state_dir` that has progress (an obligation validated or failed, an
+        edit, a confirmation, a revision, a checkpoint past CP0) is replaced only with
+        `replace=True`; otherwise the call is refused before anything runs (PlanStateError,
+        reason `has_progress`), and again before anything is written if that plan progressed
+        while this one was built."""
         from plan07.gate import world as gate
         from plan07.plan import pipeline
         from plan07.store import checkpoint, records
         from plan07.store.commit import commit_new_plan
 
+        if not replace:
+            _refuse_over_progress(state.state_dir(state_dir))
         repo = Path(repo)
         if isinstance(evidence, str | Path):
             from plan07.evidence import load_evidence
@@ -111,6 +120,8 @@ class Planner(PlanReader):
         draft.checkpoint_seq, draft.epoch = 1, 0  # CP0 is record 1; nothing handed out
         draft.revision = None if revision else False
         prepared = state.prepare(draft)  # refused (cap named) here, nothing written yet
+        if not replace:  # the older plan may have progressed while the baseline ran
+            _refuse_over_progress(d)
         commit_new_plan(d, draft, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
                         write_sidecars=lambda: gate.write_baseline(d, info, base),
                         drop_sidecars=lambda: gate.drop_baselines_except(d, info.baseline_file))
@@ -351,6 +362,30 @@ class Planner(PlanReader):
         from plan07.decompose import make_client
 
         return self.client if self.client is not None else make_client(art.llm)
+
+# audit events that record no work: the plan's own making, a hand-out, a check not judged
+_NO_PROGRESS = {"planned", "handed_out", "inconclusive"}
+
+
+def _refuse_over_progress(d: Path) -> None:
+    """`create` without `replace` over a plan that has progress: refused, naming it. A plan that
+    cannot be read is no plan to keep (`create` replaces it, as before)."""
+    from plan07.store.commit import load_or_none
+
+    art = load_or_none(d)
+    if art is None:
+        return
+    done = sum(n.state == "complete" for n in art.nodes)
+    work = [r for r in art.audit if r.event not in _NO_PROGRESS
+            and not (r.event == "checkpoint" and r.obligation == art.checkpoints[0].id)]
+    if not (done or work or art.audit_overflow or art.confirmed_criteria):
+        return
+    raise PlanStateError(
+        f"the plan in {d} ({art.plan_id}) has progress: {done} of {len(art.nodes)} "
+        f"obligations complete, {len(work)} recorded step(s); nothing was changed: pass "
+        "--replace to start over (its checkpoints are dropped), or --state DIR to plan beside "
+        "it", reason="has_progress")
+
 
 def _relative(path: str | Path, repo: str | None) -> str:
     """`path` relative to the repo when it lies inside it, else as given (posix)."""

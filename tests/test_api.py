@@ -373,7 +373,7 @@ def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(
     replay.write_text(json.dumps({"obligations": huge}))
     with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES 32768"):
         Planner.create(REQUEST, repo=Path(planner.artifact.repo or ""), evidence=Evidence(),
-                       llm=f"replay:{replay}", state_dir=planner.state_dir)
+                       llm=f"replay:{replay}", state_dir=planner.state_dir, replace=True)
     assert Planner.open(planner.state_dir).events == before
 
 
@@ -431,7 +431,8 @@ def test_a_refused_plan_leaves_an_existing_plan_and_its_checkpoints_whole(
     assert {f"checkpoints/{pid}/CP0.1.json", f"checkpoints/{pid}/CP1.2.json"} <= set(files)
     with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES"):
         Planner.create(REQUEST, repo=repo, evidence=Evidence(),
-                       llm=f"replay:{huge_replay(tmp_path)}", state_dir=good.state_dir)
+                       llm=f"replay:{huge_replay(tmp_path)}", state_dir=good.state_dir,
+                       replace=True)
     assert snapshot_of(good.state_dir) == files
     assert git(repo, "for-each-ref", "refs/plan07") == refs
     assert good.rollback(to="CP0").checkpoint == "CP0"  # the old plan still rolls back

@@ -54,7 +54,7 @@ def ab(
     out: Annotated[Path, typer.Option(
         "--out", help="Where report.md, results.json and the chart go.")] = Path("build/ab"),
     ablation_tasks: Annotated[int, typer.Option(
-        "--ablation-tasks", help="Run the §7.5 ablation on the first N tasks; above --tasks "
+        "--ablation-tasks", help="Run the ablation on the first N tasks; above --tasks "
                                  "(generated tasks only), the extra tasks run the ablation "
                                  "alone.")] = 0,
     ablation_mechanisms: Annotated[str, typer.Option(
@@ -71,7 +71,7 @@ def ab(
         "--swebench", help="JSONL of SWE-bench-style instances with local checkouts.")] = None,
     commits: Annotated[Path | None, typer.Option(
         "--commits", help="JSONL of real commits on local checkouts (id, repo_path, commit, "
-                          "request, tests[, python, pythonpath]).")] = None,
+                          "request, tests, optional python and pythonpath).")] = None,
     tokenizer: Annotated[str, typer.Option(
         "--tokenizer", help="Token counts for the scripted executor: estimate | cl100k "
                             "(the tiktoken extra); the other is reported beside.")] = "estimate",
@@ -85,11 +85,12 @@ def ab(
     hidden_consumer_rate: Annotated[float, typer.Option(
         "--hidden-consumer-rate",
         help="Chance a widening with >= 2 consumers hides one consumer rebind from the "
-             "decomposition every strategy is handed (§7.5 revision trigger).")] = 0.0,
+             "decomposition every strategy is handed (what the revision trigger is for).")] = 0.0,
     price: Annotated[str, typer.Option("--price", help="IN,OUT $ per 1M tokens.")] = "0.27,1.10",
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
-    """Run monolithic, static decomposition and plan07 on the same tasks (§7); write the report."""
+    """Run monolithic, static decomposition and plan07 on the same tasks (the A/B of
+    docs/ab.md); write the report."""
     from plan07.ab.faults import FaultConfig
     from plan07.ab.runner import Config
 
@@ -108,6 +109,7 @@ def ab(
                          field="--hidden-consumer-rate")
     if not 0 <= p_first <= 1:
         raise InputError(f"--p-fault must be in [0, 1], got {p_first}", field="--p-fault")
+    _require_extras(engine, executor, ablation_executor, tokenizer)
     from plan07.ab.executors import make_executor
     from plan07.ab.tokens import use
 
@@ -130,6 +132,24 @@ def ab(
     with tempfile.TemporaryDirectory(prefix="plan07-ab-snap-") as snaps:  # removed at the end
         _run(cfg, tasks, size, max_size, examples, swebench, commits, Path(snaps), out,
              as_json, _command(cfg, size, swebench, commits))
+
+
+def _require_extras(engine: str, executor: str, ablation_executor: str, tokenizer: str) -> None:
+    """Every extra this run needs is installed, checked before any task runs: the chart's
+    matplotlib always, clingo, openai and tiktoken when the flags name them."""
+    from plan07 import extras
+
+    needs = [("plot", "plan07 ab (its chart)")]
+    if engine == "clingo":
+        needs.append(("clingo", "--engine clingo"))
+    for flag, value in (("--executor", executor), ("--ablation-executor", ablation_executor)):
+        if value.startswith("openai:"):
+            needs.append(("openai", f"{flag} {value}"))
+    if tokenizer == "cl100k":
+        needs.append(("tiktoken", "--tokenizer cl100k"))
+    for extra, what in needs:
+        if not extras.available(extra):
+            raise extras.missing(extra, what)
 
 
 def _command(cfg: Any, size: int | None, swebench: Path | None, commits: Path | None) -> str:
@@ -169,8 +189,9 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
                                real_size=cfg.real_size)
     if examples:
         from plan07.ab.sources import example_tasks
+        from plan07.cli import bundled
 
-        task_list += example_tasks(Path("examples"))
+        task_list += example_tasks(bundled.examples())
     if swebench is not None:
         from plan07.ab.sources import load_swebench
 
