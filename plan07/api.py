@@ -10,6 +10,7 @@ The effects (the gate's check, a scoped model call) run outside the lock, betwee
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -220,15 +221,18 @@ class Planner(PlanReader):
             # what the edit changed, read before the check runs (docs/rules.md "Observed
             # changes"): a change that cannot be valid alone is merged, not checked
             tree = gate.fingerprint(repo, keep=[self.state_dir])
+            started = time.perf_counter()
             changes = gate.observed_edit(tx.art, run, evidence, tree)
             merged = self._observe(run, epoch, changes, evidence) if changes else None
+            observe_s = round(time.perf_counter() - started, 3)
             if merged is not None:
-                return merged
+                return merged.model_copy(update={"observe_s": observe_s})
             # §3.3 step 4: the checkpoint certifies the content the check ran on; tx.art is the
             # plan as just saved (no reload)
             verdict, tree = gate.checked_run(tx.art, self.state_dir, run, evidence,
                                              timeout=timeout, tree=tree)
             verdict.observed = [f"{c.kind}: {c.what}" for c in changes][:16]
+            verdict.observe_s = observe_s
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 if tx.art.epoch == epoch:
@@ -265,7 +269,7 @@ class Planner(PlanReader):
         with state.transaction(self.state_dir) as tx:
             art = tx.art
             if art.epoch != epoch or art.active != node_id or not worth_adapting(
-                    art, changes, evidence):
+                    art, node_id, changes, evidence):
                 return None
             done = adapt(art, node_id, changes, evidence, time=artifact.now())
             if done.merged_into is None:

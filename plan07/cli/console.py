@@ -110,8 +110,10 @@ def open_planner(state: Path | None) -> Planner:
 
 def complete(node_id: str, state: Path | None, timeout: float, as_json: bool, *,
              quiet: bool = False) -> int:
-    """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2.
-    A judged check then hands out what `plan07 next` would (`_hand_out_next`)."""
+    """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2;
+    not checked because its observed edit cannot be valid alone and joined pending work in one
+    step -> 0 (nothing failed; that step is handed out next). A judged (or merged) check then
+    hands out what `plan07 next` would (`_hand_out_next`)."""
     from plan07 import progress
     from plan07.cli.progressline import shown
 
@@ -122,6 +124,10 @@ def complete(node_id: str, state: Path | None, timeout: float, as_json: bool, *,
         print_json(verdict)
     elif verdict.inconclusive:
         echo(f"error: {node_id} not judged: {verdict.inconclusive}", err=True)
+    elif verdict.merged_into is not None:
+        echo(f"{node_id} not checked: {verdict.output_tail}")
+        for line in verdict.observed:
+            echo(f"  observed {line}")
     else:
         word = "passed" if verdict.passed else "FAILED"
         echo(f"{node_id} {word}: {verdict.check} ({verdict.kind}, {verdict.duration_s}s)")
@@ -132,7 +138,7 @@ def complete(node_id: str, state: Path | None, timeout: float, as_json: bool, *,
     if verdict.inconclusive:  # the environment, not the node: exit 2, nothing recorded
         return 2
     _hand_out_next(planner)
-    return 0 if verdict.passed else 1
+    return 0 if verdict.passed or verdict.merged_into is not None else 1
 
 
 def _hand_out_next(planner: Planner) -> None:

@@ -113,10 +113,16 @@ def add_consumers(art: PlanArtifact, cause: str, edges: Sequence[ImpactEdge],
     return sort_ids({o.id for o in artifact.obligations_of(art)} - before)
 
 
-def worth_adapting(art: PlanArtifact, changes: Sequence[ObservedChange],
+def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
                    evidence: Evidence) -> bool:
     """Whether the rules could act on `changes` (a cheap test before the re-walk): an interface
-    change, or a behaviour change while a pending obligation targets tests."""
+    change, or a behaviour change while a pending obligation targets tests; and not what the
+    plan already acted on (a merged step's own changes, read again at its `complete`)."""
+    mine = set(artifact.node(art, node_id).members or [node_id])
+    seen = {(c.entity, c.kind) for o, cs in (art.observed or {}).items() if o in mine
+            for c in cs}
+    if {(c.entity, c.kind) for c in changes} <= seen:
+        return False
     if any(c.kind in ("compatible", "breaking") for c in changes):
         return True
     tests = {n.id for n in evidence.recon.nodes if n.kind == "test"}
