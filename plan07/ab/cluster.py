@@ -12,6 +12,7 @@ object store. Ray is optional (`pip install 'plan07[scale]'`) and imported here 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import secrets
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from plan07.ab import shipping
-from plan07.ab.runner import Config, Progress, Unit
+from plan07.ab.runner import Config, Execute, Progress, Unit, salvaged_row
 from plan07.ab.tasks import Task
 from plan07.errors import InputError
 
@@ -34,6 +35,12 @@ MAX_RETRIES = 3  # Ray's own default for a task whose worker dies
 # report; a token of its own in the environment rather than one written to ~/.ray/auth_token.
 LOCAL_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
              "RAY_AUTH_MODE": "token"}
+
+
+@functools.cache
+def _token() -> str:
+    """One token for every cluster this process starts (Ray's client keeps the first it read)."""
+    return secrets.token_hex(32)
 
 
 def require() -> None:
@@ -52,7 +59,7 @@ def connect(address: str, *, cpus: int) -> Iterator[Any]:
     saved = {k: os.environ.get(k) for k in (*LOCAL_ENV, "RAY_AUTH_TOKEN")}
     temp = tempfile.mkdtemp(prefix="plan07-ray-") if local else None
     if local:
-        os.environ.update(LOCAL_ENV, RAY_AUTH_TOKEN=secrets.token_hex(32))
+        os.environ.update(LOCAL_ENV, RAY_AUTH_TOKEN=_token())
     import ray
 
     try:
@@ -80,8 +87,13 @@ def connect(address: str, *, cpus: int) -> Iterator[Any]:
             shutil.rmtree(temp, ignore_errors=True)
 
 
-def run_on_ray(tasks: list[Task], config: Config, todo: list[Unit], *, address: str,
-               retries: int = MAX_RETRIES, progress: Progress | None = None
+def on_ray(address: str, retries: int = MAX_RETRIES) -> Execute:
+    """What `plan07.ab.runner.run_ab(execute=)` takes to run the units on Ray at `address`."""
+    return functools.partial(run_on_ray, address=address, retries=retries)
+
+
+def run_on_ray(tasks: list[Task], config: Config, todo: list[Unit],
+               progress: Progress | None = None, *, address: str, retries: int = MAX_RETRIES
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every unit of `todo` on Ray: (rows, the units that ran more than once or were lost)."""
     with connect(address, cpus=config.workers) as ray:
@@ -135,8 +147,6 @@ def _outcome(ray: Any, ref: Any, task: Task, unit: Unit, retries: int
         row, attempt = ray.get(ref)
     except ray.exceptions.RayError as exc:
         why = f"ray: {type(exc).__name__}: {' '.join(str(_cause(exc)).split())[:200]}"
-        from plan07.ab.runner import salvaged_row
-
         note = {**where, "outcome": f"lost: {why}"}
         if not isinstance(exc, ray.exceptions.RayTaskError):  # not the unit's own exception:
             note["attempts"] = retries + 1  # its worker or node died on every attempt

@@ -58,6 +58,9 @@ class Config:
 
 Unit = tuple[int, int, str]  # (run, task index, strategy or variant)
 Progress = Callable[[int, int, dict[str, Any]], None]  # (units done, units, the row)
+Rows = list[dict[str, Any]]
+# runs the units: (tasks, config, units, progress) -> (rows, units not run exactly once)
+Execute = Callable[[list[Task], "Config", list[Unit], Progress | None], tuple[Rows, Rows]]
 # Ablation units run the full plan07 and each variant with the ablation executor (which may be
 # the prompt-sensitive one, `scripted:prompt`), beside the A/B's own units.
 ABL = "ablation/"
@@ -176,29 +179,22 @@ def units(config: Config, n_tasks: int) -> list[Unit]:
 
 
 def run_ab(tasks: list[Task], config: Config, progress: Progress | None = None, *,
-           ray: str | None = None, ray_retries: int = 3) -> dict[str, Any]:
+           execute: Execute | None = None) -> dict[str, Any]:
     """Run every unit and return results.json's content (rows, aggregates, decision, ablation).
-    `ray`: run the units on Ray instead (`local`, `auto` or an address: plan07.ab.cluster), each
-    retried up to `ray_retries` times when its worker dies; the units that ran more than once or
-    were lost are listed under `retried` (absent when none: the same seed gives the same
-    results.json either way)."""
+    `execute` runs the units elsewhere (plan07.ab.cluster.on_ray: as Ray tasks) instead of
+    here; the units it reports as not run exactly once are listed under `retried` (absent when
+    none: the same seed gives the same results.json either way)."""
     todo = units(config, len(tasks))
-    retried: list[dict[str, Any]] = []
-    if ray is None:
-        rows = _run_local(tasks, config, todo, progress)
-    else:
-        from plan07.ab.cluster import run_on_ray
-
-        rows, retried = run_on_ray(tasks, config, todo, address=ray, retries=ray_retries,
-                                   progress=progress)
+    rows, retried = (execute or run_local)(tasks, config, todo, progress)
     rows.sort(key=lambda r: (r["run"], r["task_index"], r["strategy"]))
     out = summarize(tasks, config, rows)
     return {**out, "retried": retried} if retried else out
 
 
-def _run_local(tasks: list[Task], config: Config, todo: list[Unit],
-               progress: Progress | None) -> list[dict[str, Any]]:
-    """The units in this process (`workers` 1) or a pool of forked worker processes."""
+def run_local(tasks: list[Task], config: Config, todo: list[Unit], progress: Progress | None
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The units in this process (`workers` 1) or a pool of forked worker processes; each runs
+    exactly once (an exception in a unit is its salvaged row), so none is `retried`."""
     rows: list[dict[str, Any]] = []
     if config.workers <= 1:
         _init(tasks, config)
@@ -217,7 +213,7 @@ def _run_local(tasks: list[Task], config: Config, todo: list[Unit],
         if pool is not None:
             pool.close()
             pool.join()
-    return rows
+    return rows, []
 
 
 def summarize(tasks: list[Task], config: Config, rows: list[dict[str, Any]]) -> dict[str, Any]:

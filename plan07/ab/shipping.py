@@ -96,7 +96,7 @@ def _attempt() -> int:
 def source_digest() -> str:
     """A digest of the plan07 this process runs: its code, schemas and rule file."""
     import plan07
-    from plan07.engine import rules_path
+    from plan07 import rules_path
 
     pkg = Path(plan07.__file__).parent
     h = hashlib.sha256()

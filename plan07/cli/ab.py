@@ -206,7 +206,16 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
                   f"tc={row['consistency']:.2f} ({time.monotonic() - t0:.0f}s)",
                   file=sys.stderr, flush=True)
 
-    res = run_ab(task_list, cfg, progress, ray=ray and ray.strip(), ray_retries=ray_retries)
+    try:
+        if ray is None:
+            res = run_ab(task_list, cfg, progress)
+        else:
+            from plan07.ab.cluster import on_ray
+
+            res = run_ab(task_list, cfg, progress, execute=on_ray(ray.strip(), ray_retries))
+    except KeyboardInterrupt:  # Ctrl-C: the units still out are cancelled (Ray) or ended
+        typer.echo("error: interrupted; nothing written", err=True)
+        raise typer.Exit(130) from None
     paths = write(res, out, command)
     if as_json:
         print_json({"out": [str(p) for p in paths], "aggregate": res["aggregate"],
