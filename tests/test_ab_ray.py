@@ -145,17 +145,54 @@ def watch() -> Iterator[Watch]:
     w.join()
 
 
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout
+
+
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("ab-local")
-    assert main([*ARGS, "--out", str(out)]) == 0
+def commits(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A commits.jsonl of one real commit on a local checkout: a task whose snapshot is a
+    directory on this machine (what --ray ships to the workers)."""
+    repo = tmp_path_factory.mktemp("proj")
+    (repo / "pkg").mkdir()
+    (repo / "tests").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "core.py").write_text("def area(w, h):\n    return w * h\n")
+    (repo / "tests" / "test_core.py").write_text(
+        "from pkg.core import area\n\n\ndef test_area():\n    assert area(2, 3) == 6\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    (repo / "pkg" / "core.py").write_text(
+        "def area(w, h, *, scale=1):\n    return w * h * scale\n")
+    with (repo / "tests" / "test_core.py").open("a") as f:
+        f.write("\n\ndef test_scale():\n    assert area(2, 3, scale=2) == 12\n")
+    _git(repo, "commit", "-qam", "area: a scale keyword")
+    out = tmp_path_factory.mktemp("commits") / "commits.jsonl"
+    out.write_text(json.dumps({"id": "proj-scale", "repo_path": str(repo),
+                               "commit": _git(repo, "rev-parse", "HEAD").strip(),
+                               "request": "Add a scale keyword to area.",
+                               "tests": "tests"}) + "\n")
     return out
 
 
-def _ray_run(out: Path, *extra: str) -> dict[str, Any]:
+def _mixed(commits: Path) -> list[str]:
+    """1 generated task and 1 real commit (a snapshot), x 3 strategies: 6 units."""
+    return [*ARGS[:2], "1", *ARGS[3:], "--commits", str(commits)]
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory, commits: Path) -> Path:
+    out = tmp_path_factory.mktemp("ab-local")
+    assert main([*_mixed(commits), "--out", str(out)]) == 0
+    return out
+
+
+def _ray_run(out: Path, args: list[str] = ARGS) -> dict[str, Any]:
     token = TOKEN.stat().st_mtime if TOKEN.exists() else None
     t0 = time.monotonic()
-    assert main([*ARGS, "--out", str(out), "--ray", "local", *extra]) == 0
+    assert main([*args, "--out", str(out), "--ray", "local"]) == 0
     assert time.monotonic() - t0 < 120
     assert (TOKEN.stat().st_mtime if TOKEN.exists() else None) == token  # no ~/.ray write
     res: dict[str, Any] = json.loads((out / "results.json").read_text())
@@ -165,8 +202,9 @@ def _ray_run(out: Path, *extra: str) -> dict[str, Any]:
 @needs_ray
 @pytest.mark.slow
 def test_ray_local_gives_the_local_runs_results_byte_for_byte_on_loopback_only(
-        local_run: Path, tmp_path: Path, watch: Watch) -> None:
-    _ray_run(tmp_path)
+        local_run: Path, commits: Path, tmp_path: Path, watch: Watch) -> None:
+    res = _ray_run(tmp_path, _mixed(commits))
+    assert [t["source"] for t in res["tasks"]] == ["generated", "commit"]
     for name in ("results.json", "report.md"):
         assert (tmp_path / name).read_bytes() == (local_run / name).read_bytes(), name
     assert watch.addresses, "the cluster's servers were never seen listening"
@@ -277,3 +315,32 @@ def test_ctrl_c_cancels_the_outstanding_units_and_writes_nothing(tmp_path: Path)
     while _session(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _session(proc.pid)
+
+
+def test_a_snapshot_travels_packed_and_lands_the_same_tree(tmp_path: Path) -> None:
+    """What a worker gets holds no path of the driver's; unpacked, it is the same tree (a link
+    kept as a link), and a worker keeps only the last KEEP_SNAPSHOTS unpacked."""
+    from dataclasses import replace
+
+    from plan07.ab import shipping
+    from plan07.ab.generator import generate_tasks
+    from plan07.ab.tasks import write_repo
+
+    snap = tmp_path / "snap"
+    (snap / "pkg").mkdir(parents=True)
+    (snap / "pkg" / "core.py").write_text("X = 1\n")
+    (snap / "link.py").symlink_to("pkg/core.py")
+    task = replace(generate_tasks(1, 1, size=3, real_size=False)[0], files={},
+                   snapshot=str(snap))
+    s = shipping.ship(task)
+    assert s.task.snapshot is None  # nothing names a path of the driver's
+    repo = write_repo(shipping.unship(s), tmp_path / "repo")
+    assert (repo / "pkg" / "core.py").read_text() == "X = 1\n"
+    assert (repo / "link.py").readlink() == Path("pkg/core.py")
+    assert shipping.unship(s).snapshot == shipping.unship(s).snapshot  # unpacked once
+    assert shipping.ship(generate_tasks(1, 1, size=3)[0]).tar is None  # files travel as they are
+    dirs = []
+    for k in range(shipping.KEEP_SNAPSHOTS + 1):
+        (snap / "pkg" / "core.py").write_text(f"X = {k}\n")
+        dirs.append(Path(str(shipping.unship(shipping.ship(task)).snapshot)))
+    assert [d.exists() for d in dirs] == [False] + [True] * shipping.KEEP_SNAPSHOTS

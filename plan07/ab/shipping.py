@@ -51,8 +51,13 @@ def ship(task: Task) -> Shipped:
 _UNPACKED: OrderedDict[str, Path] = OrderedDict()
 
 
+def unship(s: Shipped) -> Task:
+    """The task as this worker runs it: its snapshot unpacked here (once for the units that
+    follow; the last KEEP_SNAPSHOTS are kept, removed when the worker exits)."""
+    return s.task if s.tar is None else replace(s.task, snapshot=_unpacked(s))
+
+
 def _unpacked(s: Shipped) -> str:
-    """The snapshot's directory on this worker, unpacked once for the units that follow."""
     assert s.tar is not None
     if s.key in _UNPACKED:
         _UNPACKED.move_to_end(s.key)
@@ -79,8 +84,7 @@ def plan07_ab_unit(s: Shipped, config: Config, unit: Unit) -> tuple[dict[str, An
     from plan07.ab import runner
 
     runner.prepare(config)
-    task = s.task if s.tar is None else replace(s.task, snapshot=_unpacked(s))
-    return runner.run_one(task, config, unit), _attempt()
+    return runner.run_one(unship(s), config, unit), _attempt()
 
 
 def _attempt() -> int:
