@@ -263,7 +263,9 @@ def test_without_ray_it_is_one_line_exit_2_nothing_written(
 
 
 @pytest.mark.parametrize(("args", "needle"), [
-    (["--ray", " "], "--ray: give an address"),
+    (["--ray", " "], "--ray: '': use local, auto or HOST:PORT"),
+    (["--ray", "ray://head:10001"], "--ray: 'ray://head:10001': use local, auto or HOST:PORT"),
+    (["--ray", "127.0.0.1"], "use local, auto or HOST:PORT"),
     (["--ray", "local", "--ray-retries", "-1"], "--ray-retries must be >= 0"),
 ])
 def test_bad_ray_flags_are_one_line_exit_2(
@@ -344,3 +346,14 @@ def test_a_snapshot_travels_packed_and_lands_the_same_tree(tmp_path: Path) -> No
         (snap / "pkg" / "core.py").write_text(f"X = {k}\n")
         dirs.append(Path(str(shipping.unship(shipping.ship(task)).snapshot)))
     assert [d.exists() for d in dirs] == [False] + [True] * shipping.KEEP_SNAPSHOTS
+
+
+@needs_ray
+def test_an_address_where_no_cluster_answers_is_one_line_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ab"
+    assert main([*ARGS, "--out", str(out), "--ray", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --ray: 127.0.0.1:1: no Ray cluster answers there")
+    assert len(err.splitlines()) == 1
+    assert not out.exists()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import ipaddress
 import os
 import secrets
 import shutil
+import socket
 import tempfile
 from collections import Counter, deque
 from collections.abc import Iterator
@@ -30,6 +32,7 @@ from plan07.errors import InputError
 
 INSTALL = shipping.INSTALL
 MAX_RETRIES = 3  # Ray's own default for a task whose worker dies
+CONNECT_TIMEOUT_S = 5.0
 # A cluster this process starts (`--ray local`): the node's address is 127.0.0.1, so every Ray
 # server listens on loopback only (with the default, they listen on every interface); no usage
 # report; a token of its own in the environment rather than one written to ~/.ray/auth_token.
@@ -43,11 +46,31 @@ def _token() -> str:
     return secrets.token_hex(32)
 
 
-def require() -> None:
-    """Refuse `--ray` in one line when Ray is not installed (checked before any work)."""
+def require(address: str) -> None:
+    """Refuse `--ray ADDRESS` in one line, before any work: Ray not installed, or an address
+    that is none of local, auto, HOST:PORT."""
     if importlib.util.find_spec("ray") is None:
         raise InputError(f"--ray needs Ray, which is not installed; run: {INSTALL}",
                          field="--ray")
+    _endpoint(address)
+
+
+def _endpoint(address: str) -> tuple[str, int] | None:
+    """(host, port) of HOST:PORT; None for `local` and `auto`."""
+    if address in ("local", "auto"):
+        return None
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        raise InputError(f"{address!r}: use local, auto or HOST:PORT (a head node's GCS "
+                         "address, as `ray start --head` prints it)", field="--ray")
+    return host.strip("[]"), int(port)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @contextmanager
@@ -55,11 +78,19 @@ def connect(address: str, *, cpus: int) -> Iterator[Any]:
     """Ray, connected: `local` starts a loopback-only cluster of `cpus` CPUs on this machine
     (stopped on exit, its files removed); `auto` or HOST:PORT joins a running one (`ray start
     --head`), which keeps running."""
-    local = address == "local"
-    saved = {k: os.environ.get(k) for k in (*LOCAL_ENV, "RAY_AUTH_TOKEN")}
+    local, endpoint = address == "local", _endpoint(address)
+    env = {**LOCAL_ENV, "RAY_AUTH_TOKEN": _token()} if local else {}
+    if endpoint is not None:
+        try:  # Ray itself would retry for minutes
+            socket.create_connection(endpoint, timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as exc:
+            raise InputError(f"{address}: no Ray cluster answers there ({exc.strerror or exc})"
+                             "; start one with `ray start --head`", field="--ray") from None
+        if _loopback(endpoint[0]):  # else Ray swaps it for this machine's own address
+            env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    saved = {k: os.environ.get(k) for k in env}
     temp = tempfile.mkdtemp(prefix="plan07-ray-") if local else None
-    if local:
-        os.environ.update(LOCAL_ENV, RAY_AUTH_TOKEN=_token())
+    os.environ.update(env)
     import ray
 
     try:

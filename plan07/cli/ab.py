@@ -130,9 +130,7 @@ def ab(
     if ray is not None:
         from plan07.ab.cluster import require
 
-        if not ray.strip():
-            raise InputError("give an address: local, auto or HOST:PORT", field="--ray")
-        require()
+        require(ray.strip())
     mechs = _mechanisms(ablation_mechanisms)
     extra = ablation_tasks > tasks and not (examples or swebench or commits)
     cfg = Config(tasks=ablation_tasks if extra else tasks, main_tasks=tasks if extra else None,
