@@ -129,11 +129,12 @@ def run_on_ray(tasks: list[Task], config: Config, todo: list[Unit],
     """Every unit of `todo` on Ray: (rows, the units that ran more than once or were lost)."""
     with connect(address, cpus=config.workers) as ray:
         shipping.preflight(ray, tasks, config)
-        return _gather(ray, tasks, config, todo, retries, progress)
+        return gather(ray, tasks, config, todo, retries, progress)
 
 
-def _gather(ray: Any, tasks: list[Task], config: Config, todo: list[Unit], retries: int,
-            progress: Progress | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def gather(ray: Any, tasks: list[Task], config: Config, todo: list[Unit], retries: int,
+           progress: Progress | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The units on a connected `ray` (`connect`), as they finish: (rows, not run once)."""
     fn = ray.remote(max_retries=retries, num_cpus=1)(shipping.plan07_ab_unit)
     window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     queue = deque(sorted(todo, key=lambda u: (u[1], u[0], u[2])))  # task by task
