@@ -67,7 +67,9 @@ ABL = "ablation/"
 _TASKS: list[Task] = []
 _CONFIG: Config | None = None
 _CHECKER: Any = None
-_CHECKER_KEY: tuple[str, tuple[str, ...]] | None = None
+# (interpreter, import path, the process that started it): a pool worker forked from a process
+# that had a test worker must start its own, not write to its parent's pipes beside its siblings
+_CHECKER_KEY: tuple[str, tuple[str, ...], int] | None = None
 
 
 @contextmanager
@@ -122,9 +124,9 @@ def run_one(task: Task, config: Config, unit: Unit) -> dict[str, Any]:
     from plan07.ab.strategies import RUNNERS
 
     run, ti, name = unit
-    key = (task.python or "", task.pythonpath)
+    key = (task.python or "", task.pythonpath, os.getpid())
     if _CHECKER is None or key != _CHECKER_KEY:
-        if _CHECKER is not None:
+        if _CHECKER is not None and _CHECKER_KEY and _CHECKER_KEY[2] == os.getpid():
             _CHECKER.close()
         _CHECKER = Checker(python=task.python, pythonpath=task.pythonpath, paths=task.check_paths)
         _CHECKER_KEY = key
