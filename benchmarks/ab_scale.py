@@ -2,25 +2,36 @@
 Ray (`plan07 ab --ray local`) side by side in one run, Ray's overhead per unit as a ratio to the
 local runner, and on paper what a 500-instance x 3-strategy x 3-run study needs on N nodes.
 Writes benchmarks/results/ab-scale/{report.md,results.json}. Run from the repo root (needs the
-scale extra, `pip install -e '.[scale]'`):
+scale extra, `pip install -e '.[scale]'`; Linux):
 
-    .venv/bin/python benchmarks/ab_scale.py [--tasks 8] [--rounds 2] [--seed 0]
+    .venv/bin/python benchmarks/ab_scale.py [--tasks 8] [--rounds 3] [--seed 0]
 
 The same generated tasks (real-sized modules, up to 8 obligations, clingo) run under every
-backend; rounds alternate the order (local first, then Ray first) so a drift in the machine's
-load favours neither. A Ray run is timed from its units' submission to the last result (the
-cluster's start, once per run, is measured beside it); every backend must give the same rows.
+backend, each run in a fresh process; rounds alternate the order (local first, then Ray first)
+so a drift in the machine's load favours neither; every run must give the same rows.
+
+- Wall: a run's units, from the first submitted to the last result (Ray's cluster start, once
+  per run, is reported beside it). On a shared machine this moves with everyone else's load.
+- CPU: every process of the run (the runner, its workers, their test workers and check
+  servers, and for Ray its GCS, raylet, agents and workers) adds up its user + system time: this
+  script is their subreaper, so each one, orphaned or not, is reaped here and counted. A run of
+  no unit of each backend (its fixed cost: interpreter, imports, the cluster's start and stop)
+  is measured too and taken off, so CPU per unit is what each further unit costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import hashlib
 import json
 import os
+import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -29,28 +40,41 @@ OUT = Path("benchmarks/results/ab-scale")
 STUDY = (500, 3, 3)  # SWE-bench instances x strategies x seeded runs
 NODES = (1, 4, 16, 64)
 CORES = 16  # per node, on paper: one unit per core (a unit is one process plus its checks)
+PR_SET_CHILD_SUBREAPER = 36
 
 
-def _local(tasks: list[Any], cfg: Any, todo: list[Any]) -> dict[str, Any]:
-    from plan07.ab.runner import run_local
+def child(backend: str, workers: int, n_tasks: int, seed: int) -> dict[str, Any]:
+    """One run, in this (fresh) process: its timings and a digest of its rows."""
+    from dataclasses import replace
 
-    t0 = time.monotonic()
-    rows, _ = run_local(tasks, cfg, todo, None)
-    return {"units_s": time.monotonic() - t0, "rows": rows}
-
-
-def _ray(tasks: list[Any], cfg: Any, todo: list[Any]) -> dict[str, Any]:
     from plan07.ab import cluster, shipping
+    from plan07.ab.generator import generate_tasks
+    from plan07.ab.runner import Config, prepare, run_local, units
 
+    os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    tasks = generate_tasks(seed, n_tasks, max_size=8)
+    cfg = replace(Config(tasks=n_tasks, seed=seed, engine="clingo", max_size=8),
+                  workers=workers)
+    prepare(cfg)
+    todo = units(cfg, len(tasks)) if n_tasks else []
+    out: dict[str, Any] = {}
     t0 = time.monotonic()
-    with cluster.connect("local", cpus=cfg.workers) as ray:
-        shipping.preflight(ray, tasks, cfg)
-        t1 = time.monotonic()
-        rows, retried = cluster.gather(ray, tasks, cfg, todo, cluster.MAX_RETRIES)
-        t2 = time.monotonic()
-        noop = _noop(ray)
-    assert not retried, retried
-    return {"units_s": t2 - t1, "start_s": t1 - t0, "rows": rows, "noop_ms": noop}
+    if backend == "local":
+        rows, _ = run_local(tasks, cfg, todo, None)
+    else:
+        with cluster.connect("local", cpus=workers) as ray:
+            shipping.preflight(ray, tasks, cfg)
+            t0, out["start_s"] = time.monotonic(), time.monotonic() - t0
+            rows, retried = cluster.gather(ray, tasks, cfg, todo, cluster.MAX_RETRIES)
+            out["units_s"] = time.monotonic() - t0
+            assert not retried, retried
+            out["noop_ms"] = _noop(ray)
+            out["raylet_children_cpu_s"] = _raylet_children_cpu()
+    out.setdefault("units_s", time.monotonic() - t0)
+    rows.sort(key=lambda x: (x["run"], x["task_index"], x["strategy"]))
+    out["rows"] = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()[:16]
+    out["units"] = len(todo)
+    return out
 
 
 def _echo(x: int) -> int:
@@ -67,10 +91,77 @@ def _noop(ray: Any, n: int = 200) -> float:
     return (time.monotonic() - t0) / n * 1000
 
 
+def _stat(pid: int | str) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def _raylet_children_cpu() -> float:
+    """CPU of the raylet's children (Ray's workers and agents), read while they live: the
+    raylet ignores SIGCHLD, so what they used is never added to anyone's children's time. What
+    they reaped is in their own (cutime, cstime); what they leave running is reaped by the
+    subreaper and counted there."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    procs = {d.name: _stat(d.name) for d in Path("/proc").iterdir() if d.name.isdigit()
+             and _alive(d.name)}
+    raylets = {pid for pid, st in procs.items() if st[1] == str(os.getpid())
+               and Path(f"/proc/{pid}/comm").read_text().strip() == "raylet"}
+    for st in procs.values():
+        if st[1] in raylets:  # fields 14-17 of stat: utime stime cutime cstime
+            total += sum(int(x) for x in st[11:15]) / tick
+    return total
+
+
+def _alive(pid: str) -> bool:
+    try:
+        _stat(pid)
+        Path(f"/proc/{pid}/comm").read_text()
+    except (OSError, IndexError):
+        return False
+    return True
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _reap(deadline_s: float = 30.0) -> int:
+    """Reap every process of the run (orphans come here: subreaper); how many outlived it."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        if not pid:
+            time.sleep(0.1)
+    return sum(1 for d in Path("/proc").iterdir() if d.name.isdigit() and _ppid(d) == os.getpid())
+
+
+def _ppid(d: Path) -> int:
+    try:
+        return int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def run_one(backend: str, workers: int, n_tasks: int, seed: int) -> dict[str, Any]:
+    cpu0, load = _cpu(), os.getloadavg()[0]
+    p = subprocess.run([sys.executable, __file__, "--child", backend, str(workers),
+                        str(n_tasks), str(seed)], capture_output=True, text=True, check=False)
+    if p.returncode:
+        raise SystemExit(f"{backend} x{workers}: {p.stderr[-2000:]}")
+    got: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
+    got.update(backend=backend, workers=workers, left=_reap(),
+               cpu_s=_cpu() - cpu0 + got.get("raylet_children_cpu_s", 0.0),
+               load_before=load, load_after=os.getloadavg()[0])
+    print(json.dumps(got), flush=True)
+    return got
+
+
 def _shipping() -> dict[str, Any]:
     """The per-task cost of a snapshot (a SWE-bench instance's checkout): this repository's
     tracked tree packed, put through the wire format and unpacked."""
-    import subprocess
     from dataclasses import replace
 
     from plan07.ab import shipping
@@ -96,32 +187,20 @@ def _shipping() -> dict[str, Any]:
 
 
 def measure(n_tasks: int, rounds: int, seed: int) -> dict[str, Any]:
-    from plan07.ab.generator import generate_tasks
-    from plan07.ab.runner import Config, prepare, units
-
-    tasks = generate_tasks(seed, n_tasks, max_size=8)
-    base = Config(tasks=n_tasks, seed=seed, engine="clingo", max_size=8)
-    prepare(base)
-    todo = units(base, len(tasks))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0):
+        raise SystemExit("prctl(PR_SET_CHILD_SUBREAPER) failed: Linux only")
+    fixed = {b: run_one(b, 2, 0, seed) for b in ("local", "ray")}
     runs: list[dict[str, Any]] = []
-    reference: list[dict[str, Any]] | None = None
     for r in range(rounds):
         order = ("local", "ray") if r % 2 == 0 else ("ray", "local")
         for workers in (1, 2):
-            cfg = replace(base, workers=workers)
             for backend in order:
-                load = os.getloadavg()[0]
-                got = (_local if backend == "local" else _ray)(tasks, cfg, todo)
-                rows = sorted(got.pop("rows"), key=lambda x: (x["run"], x["task_index"],
-                                                             x["strategy"]))
-                reference = reference or rows
-                assert rows == reference, f"{backend} x{workers} gave other rows"
-                got.update(backend=backend, workers=workers, round=r, load_before=load,
-                           load_after=os.getloadavg()[0], units=len(todo))
-                runs.append(got)
-                print(json.dumps(got), flush=True)
-    return {"tasks": n_tasks, "seed": seed, "units": len(todo), "runs": runs,
-            "shipping": _shipping(), "cpus": os.cpu_count()}
+                runs.append({**run_one(backend, workers, n_tasks, seed), "round": r})
+    digests = {x["rows"] for x in runs}
+    assert len(digests) == 1, f"the runs gave other rows: {digests}"
+    return {"tasks": n_tasks, "seed": seed, "units": runs[0]["units"], "runs": runs,
+            "fixed": fixed, "shipping": _shipping(), "cpus": os.cpu_count()}
 
 
 def summary(m: dict[str, Any]) -> dict[str, Any]:
@@ -131,12 +210,15 @@ def summary(m: dict[str, Any]) -> dict[str, Any]:
         for backend in ("local", "ray"):
             rs = [r for r in m["runs"] if r["backend"] == backend and r["workers"] == workers]
             sec = median(r["units_s"] for r in rs) / m["units"]
+            cpu = median(r["cpu_s"] - m["fixed"][backend]["cpu_s"] for r in rs) / m["units"]
             per[backend] = {"s_per_unit": sec, "units_per_min": 60 / sec,
-                            "each_s_per_unit": [r["units_s"] / m["units"] for r in rs]}
+                            "each_s_per_unit": [r["units_s"] / m["units"] for r in rs],
+                            "cpu_s_per_unit": cpu, "fixed_cpu_s": m["fixed"][backend]["cpu_s"]}
             if backend == "ray":
                 per[backend]["start_s"] = median(r["start_s"] for r in rs)
                 per[backend]["noop_ms"] = median(r["noop_ms"] for r in rs)
         per["ratio"] = per["ray"]["s_per_unit"] / per["local"]["s_per_unit"]
+        per["cpu_ratio"] = per["ray"]["cpu_s_per_unit"] / per["local"]["cpu_s_per_unit"]
         per["ratios_by_round"] = [
             b["units_s"] / a["units_s"] for a, b in zip(
                 [r for r in m["runs"] if r["backend"] == "local" and r["workers"] == workers],
@@ -186,44 +268,55 @@ def _hours(s: float) -> str:
 
 def report(m: dict[str, Any]) -> str:
     s = summary(m)
+    loads = [x for r in m["runs"] for x in (r["load_before"], r["load_after"])]
     lines = ["# How the §7 A/B scales: local worker processes vs Ray", "",
              f"Command: `.venv/bin/python benchmarks/ab_scale.py --tasks {m['tasks']} "
              f"--rounds {len(m['runs']) // 4} --seed {m['seed']}`", "",
              f"{m['tasks']} generated tasks (real-sized modules, 3-8 obligations, clingo, seed "
-             f"{m['seed']}) x 3 strategies = {m['units']} units per run, on this "
-             f"{m['cpus']}-core machine, shared with other work (1-minute load "
-             f"{min(r['load_before'] for r in m['runs']):.1f}-"
-             f"{max(r['load_after'] for r in m['runs']):.1f} during the runs). Each backend "
-             "gave the same rows. Per-unit time = wall time of a run's units / units (median "
-             "over rounds); Ray's is timed from its units' submission to the last result, its "
-             "cluster's start reported beside.", "",
+             f"{m['seed']}) x 3 strategies = {m['units']} units per run, each run in a fresh "
+             f"process, on this {m['cpus']}-core machine shared with other work (1-minute load "
+             f"{min(loads):.1f}-{max(loads):.1f} during the runs). Every run gave the same "
+             "rows. Medians over rounds; each round's Ray / local ratio beside.", "",
+             "**Wall** (a run's units, first submitted to last result; units per minute is "
+             "what the run delivers; Ray's cluster start is once per run, beside):", "",
              "| workers | local s/unit | local units/min | Ray s/unit | Ray units/min | "
-             "Ray / local per unit | each round | Ray − local per unit | Ray start | "
-             "Ray no-op task |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "Ray / local | each round | Ray start | Ray no-op task |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for w in (1, 2):
         a, b = s[w]["local"], s[w]["ray"]
         lines.append(f"| {w} | {a['s_per_unit']:.2f} | {a['units_per_min']:.1f} | "
                      f"{b['s_per_unit']:.2f} | {b['units_per_min']:.1f} | "
                      f"**{s[w]['ratio']:.2f}** | "
                      + ", ".join(f"{x:.2f}" for x in s[w]["ratios_by_round"])
-                     + f" | {(b['s_per_unit'] - a['s_per_unit']) * 1000:+.0f} ms"
                      + f" | {b['start_s']:.1f} s | {b['noop_ms']:.1f} ms |")
+    fl, fr = m["fixed"]["local"]["cpu_s"], m["fixed"]["ray"]["cpu_s"]
+    lines += ["", "**CPU** (user + system seconds of every process of the run, less the run of "
+              f"no unit: {fl:.1f} s local, {fr:.1f} s Ray, whose cluster starts and stops):", "",
+              "| workers | local CPU s/unit | Ray CPU s/unit | Ray / local |", "|---|---|---|---|"]
+    for w in (1, 2):
+        a, b = s[w]["local"], s[w]["ray"]
+        lines.append(f"| {w} | {a['cpu_s_per_unit']:.2f} | {b['cpu_s_per_unit']:.2f} | "
+                     f"**{s[w]['cpu_ratio']:.2f}** |")
     two = {b: s[1][b]["s_per_unit"] / s[2][b]["s_per_unit"] for b in ("local", "ray")}
     lines += ["", f"Two workers against one: local {two['local']:.2f}x, Ray {two['ray']:.2f}x "
-              "the units per minute (2 cores, shared).", "",
+              "the units per minute (2 cores, shared with other work).", "",
               "## A 500-instance x 3-strategy x 3-run study, on paper", "",
               *on_paper(s, m)]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        backend, workers, n_tasks, seed = argv[1], *map(int, argv[2:5])
+        print(json.dumps(child(backend, workers, n_tasks, seed)))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=8)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
-    os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     m = measure(a.tasks, a.rounds, a.seed)
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "results.json").write_text(json.dumps({**m, "summary": summary(m)}, indent=1,
