@@ -49,10 +49,10 @@ def _token() -> str:
 def require(address: str) -> None:
     """Refuse `--ray ADDRESS` in one line, before any work: Ray not installed, or an address
     that is none of local, auto, HOST:PORT."""
+    _endpoint(address)
     if importlib.util.find_spec("ray") is None:
         raise InputError(f"--ray needs Ray, which is not installed; run: {INSTALL}",
                          field="--ray")
-    _endpoint(address)
 
 
 def _endpoint(address: str) -> tuple[str, int] | None:
