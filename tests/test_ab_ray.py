@@ -99,10 +99,12 @@ def ray_processes() -> list[int]:
     out = []
     for pid in descendants(os.getpid()):
         try:
-            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"ray" in argv0:
+        # ray::Worker titles, gcs_server and raylet binaries, Ray's Python daemons (the agents,
+        # monitor, log monitor): all run from the ray package or retitle themselves
+        if cmd.startswith(b"ray::") or b"/site-packages/ray/" in cmd:
             out.append(pid)
     return out
 
@@ -118,12 +120,14 @@ class Watch(threading.Thread):
     def __init__(self, kill: bool = False) -> None:
         super().__init__(daemon=True)
         self.kill, self.killed, self.addresses = kill, 0, set[str]()
+        self.saw_ray = False
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.05):
             pids = descendants(os.getpid())
             self.addresses |= listening_addresses(pids)
+            self.saw_ray = self.saw_ray or bool(ray_processes())
             if self.kill and not self.killed:
                 for pid in pids:
                     try:
@@ -209,6 +213,7 @@ def test_ray_local_gives_the_local_runs_results_byte_for_byte_on_loopback_only(
         assert (tmp_path / name).read_bytes() == (local_run / name).read_bytes(), name
     assert watch.addresses, "the cluster's servers were never seen listening"
     assert watch.addresses <= LOOPBACK, watch.addresses
+    assert watch.saw_ray
     assert not ray_processes()  # the cluster it started is gone
 
 
