@@ -14,15 +14,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from plan07 import caps
+from plan07 import caps, checkpoints
 from plan07.errors import InputError, Plan07Error, PlanStateError
 from plan07.model import (
-    Checkpoint,
     Decomposition,
     DriverView,
     Evidence,
     Feedback,
     NextStep,
+    ObservedChange,
     OrderResult,
     PlanArtifact,
     Revision,
@@ -34,6 +34,8 @@ from plan07.store import state
 
 if TYPE_CHECKING:
     from plan07.decompose import LLMClient
+    from plan07.gate.checks import GateRun
+    from plan07.plan.replan import ScopedCall
     from plan07.store.records import Restored
 
 class Planner(PlanReader):
@@ -65,25 +67,21 @@ class Planner(PlanReader):
         now: str | None = None,
         max_retries: int = caps.MAX_RETRIES_PER_NODE,
         ordering: bool = True,
+        revision: bool = True,
         python: str | Path | None = None,
         test_command: str | None = None,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> order (rules) ->
-        schedule -> persist. Raises before anything is written when a stage refuses: the plan
-        is built and size-checked in memory first, and only then are an older plan's checkpoints
-        cleared, the CP0 snapshot taken and files written. `plan_id` / `now` fix the id and the
-        timestamps (tests); by default the id is fresh and unique (`new_plan_id`).
-        `evidence`: a bundle, or the path of one (JSON or recon.db); None: built-in recon of
-        `repo`. `max_retries`: failures one node may have handled (plan07.plan.retry; a harness
-        passes its own retry bound, so no model call is made for an attempt it will not run).
-        `ordering=False`
-        (the §7.5 ablation switch): no rule-derived edges, the decomposition's own dependencies
-        only.
-
-        The gate's world is fixed here (plan07.gate.world.prepare): the repo's
-        interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own),
-        its test command (`test_command`, a JSON argv template, else [tool.plan07] of the repo's
-        pyproject.toml, else pytest) and the CP0 baseline of the plan's tests."""
+        schedule -> persist; nothing is written when a stage refuses (the plan is built and
+        size-checked in memory first). `evidence`: a bundle, or the path of one (JSON or
+        recon.db); None: built-in recon of `repo`. `plan_id` / `now` fix the id and the
+        timestamps (tests). `max_retries`: failures one node may have handled (a harness passes
+        its own retry bound). `ordering=False` (the §7.5 ablation switch): the decomposition's
+        own dependencies only; `revision=False` (the other): no obligation added from what the run
+        observes. The gate's world is fixed here: the repo's interpreter
+        (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own), its test
+        command (`test_command`, a JSON argv template, else [tool.plan07] of its pyproject.toml,
+        else pytest) and the CP0 baseline of the plan's tests."""
         from plan07.gate import world as gate
         from plan07.plan import pipeline
         from plan07.store import checkpoint, records
@@ -111,6 +109,7 @@ class Planner(PlanReader):
         ref = records.planned_ref(d, repo.resolve(), draft.plan_id, cp0.id)
         draft.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
         draft.checkpoint_seq, draft.epoch = 1, 0  # CP0 is record 1; nothing handed out
+        draft.revision = None if revision else False
         prepared = state.prepare(draft)  # refused (cap named) here, nothing written yet
         commit_new_plan(d, draft, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
                         write_sidecars=lambda: gate.write_baseline(d, info, base),
@@ -147,8 +146,10 @@ class Planner(PlanReader):
     def next_step(self) -> NextStep:
         """`next()` with its answer when nothing is left: whether the plan may terminate, and
         what blocks it (one read of the plan)."""
+        from plan07.plan.status import next_step
+
         view, art = self._hand_out()
-        return _step(view, art)
+        return next_step(view, art)
 
     def resume_step(self) -> NextStep:
         """`resume()`, answered as `next_step()` is."""
@@ -205,10 +206,18 @@ class Planner(PlanReader):
             epoch = transitions.reserve(tx.art, node_id, run.reserved)
             evidence = self._evidence(tx.art)  # loaded once for the whole `complete`
         try:
+            # what the edit changed, read before the check runs (docs/rules.md "Observed
+            # changes"): a change that cannot be valid alone is merged, not checked
+            tree = gate.fingerprint(repo, keep=[self.state_dir])
+            changes = gate.observed_edit(tx.art, run, evidence, tree)
+            merged = self._observe(run, epoch, changes, evidence) if changes else None
+            if merged is not None:
+                return merged
             # §3.3 step 4: the checkpoint certifies the content the check ran on; tx.art is the
             # plan as just saved (no reload)
             verdict, tree = gate.checked_run(tx.art, self.state_dir, run, evidence,
-                                             timeout=timeout)
+                                             timeout=timeout, tree=tree)
+            verdict.observed = [f"{c.kind}: {c.what}" for c in changes][:16]
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 if tx.art.epoch == epoch:
@@ -220,7 +229,9 @@ class Planner(PlanReader):
                                          self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)
             for cp in settled.reached:
-                self._on_checkpoint(art, cp, tree=tree)
+                checkpoints.reached(self.state_dir, art, cp, tree=tree)
+            if settled.spent:  # its failed edit never stays under the next hand-out
+                checkpoints.leave_no_failed_edit(self.state_dir, art, node_id)
         if settled.stale:
             raise PlanStateError(
                 f"obligation {node_id!r} was settled, or handed out again (a resume, a "
@@ -231,7 +242,33 @@ class Planner(PlanReader):
             self._replan(settled.replan, verdict, tx.art)
         return verdict
 
-    def _replan(self, call: transitions.ScopedCall, verdict: Verdict, art: PlanArtifact) -> None:
+    def _observe(self, run: GateRun, epoch: int | None, changes: list[ObservedChange],
+                 evidence: Evidence) -> Verdict | None:
+        """The observed changes recorded and acted on (plan07.plan.observed); a Verdict when the
+        node became one step with pending obligations (nothing checked, its reserved calls
+        given back), None when its check is to run."""
+        from plan07.plan.observed import adapt, worth_adapting
+        from plan07.vocab import classify
+
+        node_id = run.node.id
+        with state.transaction(self.state_dir) as tx:
+            art = tx.art
+            if art.epoch != epoch or art.active != node_id or not worth_adapting(
+                    art, changes, evidence):
+                return None
+            done = adapt(art, node_id, changes, evidence, time=artifact.now())
+            if done.merged_into is None:
+                return None
+            transitions.refund(art, node_id, run.reserved)
+        return Verdict(
+            node_id=node_id, passed=False, check=run.node.validation,
+            kind=classify(run.node.validation), merged_into=done.merged_into,
+            merged=list(done.merged), observed=[f"{c.kind}: {c.what}" for c in changes][:16],
+            output_tail=f"not checked: the edit cannot be valid alone; {done.merged_into} lands "
+                        f"it with {', '.join(done.merged)} (edit them too, then complete "
+                        f"{done.merged_into})")
+
+    def _replan(self, call: ScopedCall, verdict: Verdict, art: PlanArtifact) -> None:
         """§3.5 step 3: the fragment goes to ONE scoped decomposition (outside the lock); the
         rules re-walk it and its direct upstream; it is spliced in. Upstream and sibling nodes
         stay byte-identical. A fallback, a refused fragment, or a plan changed meanwhile keeps
@@ -283,8 +320,8 @@ class Planner(PlanReader):
             rev = amend.revise_feedback(art, fb, self._evidence(art), time=artifact.now())
             if not rev.revisions:
                 return []
-            walked = (derive_order(rev.scope, rev.evidence, engine=art.engine,
-                                   role_facts=art.roles) if rev.scope else OrderResult())
+            walked = derive_order(rev.scope, rev.evidence, engine=art.engine, role_facts=art.roles,
+                                  observed=art.observed) if rev.scope else OrderResult()
             amend.apply_feedback(art, rev, walked)
             return rev.revisions
 
@@ -302,34 +339,9 @@ class Planner(PlanReader):
         return self.next()
 
     def _return_to(self, to: str | None, *, files_required: bool, event: str) -> Restored:
-        """Write-ahead (docs/safety.md "Killed at any moment"): the files are restored first
-        (whatever the restore overwrites or removes is saved before, stash-like:
-        `records.restore_files`), then plan.json commits the return (`checkpoint_seq` = the
-        target's seq), and only then are the later records and their refs dropped; a kill anywhere
-        leaves a state `resume` continues from."""
-        from plan07.store import records
-
-        with state.transaction(self.state_dir) as tx:
-            art = tx.art
-            done = records.reached(self.state_dir, art.plan_id, upto=art.checkpoint_seq)
-            target = records.pick(done, to)
-            cp, repo = target.checkpoint, Path(art.repo) if art.repo else None
-            if files_required and cp.git_ref is None:
-                raise PlanStateError(
-                    f"rollback restores files from git snapshots, and {art.repo or 'the repo'} "
-                    "is not a git work tree (no snapshot was taken at "
-                    f"{cp.id}); restore the files yourself, or `git init` before planning")
-            restored = records.restore_files(self.state_dir, repo, art.plan_id, target)
-            tx.art = amend.returned(art, target.plan, cp, event, restored.files,
-                                          time=artifact.now(), seq=target.seq)
-            later = [r for r in done if r.seq > target.seq]
-            kept = [r for r in done if r.seq <= target.seq]
-        # after the commit point: the later records go, their refs first
-        records.forget(self.state_dir, repo, later, keep=kept)
-        state.drop_evidence_except(self.state_dir, {tx.art.evidence_file, *(
-            r.plan.evidence_file for r in kept)})
-        self.restored = restored
-        return restored
+        self.restored = checkpoints.return_to(self.state_dir, to, files_required=files_required,
+                                              event=event)
+        return self.restored
 
     # -----------------------------------------------------------------------------------------
     # effects
@@ -339,35 +351,6 @@ class Planner(PlanReader):
         from plan07.decompose import make_client
 
         return self.client if self.client is not None else make_client(art.llm)
-
-    def _on_checkpoint(self, art: PlanArtifact, cp: Checkpoint, *,
-                       tree: str | None = None) -> None:
-        """A checkpoint was reached (every earlier obligation validated): audited, the repo's
-        files snapshotted under refs/plan07/<plan>/<CP> when it is a git tree (`cp.git_ref`),
-        and the plan state recorded beside plan.json for rollback/resume."""
-        from plan07.gate import world as gate
-        from plan07.store import records
-
-        artifact.record(art, cp.id, "checkpoint", artifact.checkpoint_trace(cp),
-                        time=artifact.now())
-        # write-ahead (docs/safety.md): the record, then its ref; plan.json, saved by the caller's
-        # transaction with the record's seq, is the commit point
-        taken, art.checkpoint_seq = records.record(self.state_dir, art, cp,
-                                                   tree=gate.git_tree(tree))
-        ref = taken.git_ref
-        for i, c in enumerate(art.checkpoints):
-            if c.id == cp.id:
-                art.checkpoints[i] = c.model_copy(update={"git_ref": ref})
-
-
-def _step(view: DriverView | None, art: PlanArtifact) -> NextStep:
-    if view is not None:
-        return NextStep(node=view, can_terminate=False, termination_blockers=[])
-    from plan07.plan.criteria import termination_blockers
-
-    blockers = termination_blockers(art)
-    return NextStep(node=None, can_terminate=not blockers, termination_blockers=blockers)
-
 
 def _relative(path: str | Path, repo: str | None) -> str:
     """`path` relative to the repo when it lies inside it, else as given (posix)."""

@@ -64,7 +64,7 @@ class PlanReader:
         gate = self.artifact.gate
         if gate is None or gate.python_source != "plan07":
             return []
-        from plan07.gate.runner import Interpreter
+        from plan07.gate.interpreter import Interpreter
 
         return [w for w in [Interpreter(gate.python, "plan07").warning()] if w]
 
@@ -109,12 +109,13 @@ class PlanReader:
         if violation is not None:
             return explain_violation(artifact.obligations_of(art), ev, violation,
                                      [src] + ([dst] if dst else []), engine=eng, depth=depth,
-                                     rules_path=rules, role_facts=art.roles)
+                                     rules_path=rules, role_facts=art.roles,
+                                     observed=art.observed)
         if dst is None:
             raise InputError("explain an edge needs SRC and DST (or a violation kind)",
                              field="DST")
         return explain(artifact.obligations_of(art), ev, src, dst, engine=eng, depth=depth,
-                       rules_path=rules, role_facts=art.roles)
+                       rules_path=rules, role_facts=art.roles, observed=art.observed)
 
     def _evidence(self, art: PlanArtifact) -> Evidence:
         """The plan's evidence, parsed once per Planner: inline evidence is the artifact's own; a

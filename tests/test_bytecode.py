@@ -15,7 +15,7 @@ import pytest
 
 from plan07.gate import bytecode
 from plan07.gate.checks import GateContext, check_node
-from plan07.gate.runner import Interpreter
+from plan07.gate.interpreter import Interpreter
 from plan07.model import PlanNode
 
 MAGIC = importlib.util.MAGIC_NUMBER

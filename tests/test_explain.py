@@ -12,9 +12,10 @@ import pytest
 from plan07.cli import main
 from plan07.engine import load_program
 from plan07.engine.provenance import explain_facts, render
+from plan07.evidence import load_evidence
 from plan07.model import PlanArtifact, PlanNode, Requirement
 from plan07.model.proof import ProofNode
-from plan07.order.derive import explain, explain_violation, load_evidence_file, load_obligations
+from plan07.order.derive import explain, explain_violation, load_obligations
 from plan07.order.fixtures import case_facts, discover
 
 SPEC = Path(__file__).parent / "rules" / "session_timeout" / "spec_example"
@@ -25,7 +26,7 @@ LADDER = ["widen_before_rebind", "widen_before_compile", "rebind_before_compile"
 
 
 def _spec() -> tuple[list, object]:  # type: ignore[type-arg]
-    return load_obligations(SPEC / "obligations.json"), load_evidence_file(SPEC / "evidence.json")
+    return load_obligations(SPEC / "obligations.json"), load_evidence(SPEC / "evidence.json")
 
 
 def _walk(n: ProofNode) -> list[ProofNode]:
@@ -50,7 +51,7 @@ def test_each_ladder_rule_fixture_has_a_readable_proof(rung: str) -> None:
 
 def test_leaves_name_their_sources() -> None:
     proof = explain(load_obligations(SPEC / "obligations.json"),
-                    load_evidence_file(SPEC / "evidence.json"), "O1", "O2")
+                    load_evidence(SPEC / "evidence.json"), "O1", "O2")
     assert proof.holds
     assert proof.tree is not None
     leaves = {n.atom: n.sources for n in _walk(proof.tree) if n.kind == "fact"}
@@ -97,7 +98,7 @@ def test_why_not_names_candidate_rule_and_missing_premise() -> None:
 
 def test_violation_is_explained() -> None:
     obs = load_obligations(SPEC.parent / "reversed_declared" / "obligations.json")
-    ev = load_evidence_file(SPEC / "evidence.json")
+    ev = load_evidence(SPEC / "evidence.json")
     proof = explain_violation(obs, ev, "contradicts_ladder", ["O2", "O1"])
     assert proof.holds
     assert proof.tree is not None
@@ -112,7 +113,7 @@ def _plan(tmp_path: Path, with_evidence: bool) -> Path:
         goal="Make the session timeout configurable", acceptance_criteria=["x"]),
         nodes=[PlanNode.model_validate(o.model_dump()) for o in obs], checkpoints=[],
         branch_scores={}, revision_history=[], audit=[],
-        evidence=load_evidence_file(SPEC / "evidence.json") if with_evidence else None)
+        evidence=load_evidence(SPEC / "evidence.json") if with_evidence else None)
     (tmp_path / "plan.json").write_text(art.model_dump_json(by_alias=True))
     return tmp_path
 
@@ -149,8 +150,8 @@ def test_cli_explain_unknown_violation_kind_is_bad_input(
     assert main(["explain", "--violation", "nosuch", "O1", *args]) == 2
     err = capsys.readouterr().err
     assert err == ("error: --violation: unknown violation kind 'nosuch'; known kinds: "
-                   "breaking_change, contradicts_ladder, ungrounded, unknown_dependency, "
-                   "unplanned_consumer\n")
+                   "behaviour_change, breaking_change, contradicts_ladder, ungrounded, "
+                   "unknown_dependency, unplanned_consumer\n")
 
 
 def test_cli_explain_from_state_evidence_sidecar_or_flag(

@@ -15,7 +15,8 @@ import pytest
 from plan07.errors import InputError
 from plan07.gate.baseline import Baseline
 from plan07.gate.checks import GateContext, check_node, plan_check, take_baseline
-from plan07.gate.runner import Interpreter, find_python, parse_junit, run_env, run_tests
+from plan07.gate.interpreter import Interpreter, find_python, run_env
+from plan07.gate.runner import parse_junit, run_tests
 from plan07.gate.testcommand import TestCommand, load_command
 from plan07.model import PlanNode
 

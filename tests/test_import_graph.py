@@ -17,7 +17,7 @@ ROOT = Path(plan07.__file__).parent
 # anything below it, never above
 FLOORS = [
     ["cli", "mcp", "ab"],
-    ["api", "reader"],
+    ["api", "reader", "checkpoints"],
     ["gate"],
     ["plan"],
     ["decompose"],

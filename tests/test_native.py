@@ -49,7 +49,7 @@ def test_some_compiled_or_no_record_is_not_run_compiled(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     here = _tree(tmp_path / "a", compiled=native.COMPILED[:2], record=None)
     (here / native.BUILT).write_text(json.dumps(_digests(here)), "utf-8")
-    assert native.built_from_sources(here) is False  # body compiled, parse not
+    assert native.built_from_sources(here) is False  # the first two compiled, the rest not
     (tmp_path / "b").mkdir()
     bare = _tree(tmp_path / "b", compiled=native.COMPILED, record=None)
     assert native.built_from_sources(bare) is False  # compiled, no record of what from

@@ -14,7 +14,8 @@ import pytest
 
 from plan07.gate import bytecode, outcomes
 from plan07.gate.baseline import Baseline, judge
-from plan07.gate.runner import Interpreter, TestRun, parse_junit, run_argv, run_env, run_tests
+from plan07.gate.interpreter import Interpreter, run_env
+from plan07.gate.runner import TestRun, parse_junit, run_argv, run_tests
 from plan07.gate.testcommand import PYTEST_COMMAND, TestCommand
 
 OWN = Interpreter(sys.executable, "plan07")

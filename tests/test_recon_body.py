@@ -21,18 +21,18 @@ import plan07
 from plan07.caps import FIELD_MAX_CHARS
 from plan07.evidence import body as B
 from plan07.evidence import parse
+from plan07.evidence.callrefs import call_ref, constructed, held_values
 from plan07.evidence.facts import Def
 from plan07.evidence.parse import _blocks, _heads, _Walker
+from plan07.evidence.render import unparse
+from plan07.evidence.signatures import annotation, signature
 from plan07.evidence.syntax import (
     SKIP,
-    annotation,
     chain_of,
     clip,
     first_doc_line,
-    signature,
     simple_type,
     type_chains,
-    unparse,
     walk,
 )
 
@@ -148,7 +148,7 @@ class _Reference:
                     elif isinstance(n, ast.Assign):
                         holders.append(n)
                         for tgt in n.targets:
-                            self._target(tgt, B.constructed(n.value))
+                            self._target(tgt, constructed(n.value))
                     elif tag == B._BINDER:
                         self._binding(n, n.__class__)
                     kids = []
@@ -161,15 +161,15 @@ class _Reference:
             ch = chain_of(c.func)
             r = self._rewrite(ch) if ch else None
             if r is not None:
-                d.calls.append(B.call_ref(c, r))
+                d.calls.append(call_ref(c, r))
             elif isinstance(c.func, ast.Attribute) and (ch is None or len(ch) > 1):
-                d.by_name.append(B.call_ref(c, (c.func.attr,)))
+                d.by_name.append(call_ref(c, (c.func.attr,)))
             for v in [*c.args, *[k.value for k in c.keywords]]:
                 if (isinstance(v, ast.Name | ast.Attribute) and isinstance(v.ctx, ast.Load)
                         and (ch := chain_of(v)) and (r := self._rewrite(ch)) is not None):
                     d.refs.append(r)
         for h in holders:
-            for v in B.held_values(h):
+            for v in held_values(h):
                 if (ch := chain_of(v)) and (r := self._rewrite(ch)) is not None:
                     d.refs.append(r)
 
@@ -250,8 +250,8 @@ SHAPES = ["Foo", "'Foo'", "u'Foo'", "'a.b'", "a.b", "Optional['X']", "X | None",
 
 
 def test_an_annotations_text_decides_its_chains_and_class() -> None:
-    """`syntax.annotation` remembers type_chains and simple_type by the rendered text: sound only
-    if no two annotations spelled alike read differently."""
+    """`signatures.annotation` remembers type_chains and simple_type by the rendered text: sound
+    only if no two annotations spelled alike read differently."""
     seen: dict[str, tuple[Any, Any]] = {}
     anns = [ast.parse(t, mode="eval").body for t in SHAPES]
     for tree in _trees():
@@ -266,7 +266,7 @@ def test_an_annotations_text_decides_its_chains_and_class() -> None:
 
 
 def _old_signature(node: Any) -> tuple[Any, ...]:
-    """parse.function's signature pieces as they were read before syntax.signature: the
+    """parse.function's signature pieces as they were read before signatures.signature: the
     annotations in a dict by parameter, then rendered by a second pass over ast.arguments."""
     a = node.args
     named = a.posonlyargs + a.args + a.kwonlyargs
@@ -435,9 +435,9 @@ class _OldWalker(_Walker):
     def _old_variables(self, st: ast.stmt, cls: Def | None) -> None:
         pairs: list[tuple[ast.expr, Any]] = []
         if isinstance(st, ast.Assign):
-            pairs = [(t, B.constructed(st.value)) for t in st.targets]
+            pairs = [(t, constructed(st.value)) for t in st.targets]
         elif isinstance(st, ast.AnnAssign):
-            pairs = [(st.target, simple_type(st.annotation) or B.constructed(st.value))]
+            pairs = [(st.target, simple_type(st.annotation) or constructed(st.value))]
         elif isinstance(st, ast.AugAssign | ast.For | ast.AsyncFor):
             pairs = [(st.target, None)]
         for target, t in pairs:
@@ -460,10 +460,10 @@ class _OldWalker(_Walker):
             for x in walk(n, (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Assign)):
                 if isinstance(x, ast.Call):
                     if ch := chain_of(x.func):
-                        sink.append(B.call_ref(x, ch))
+                        sink.append(call_ref(x, ch))
                     elif isinstance(x.func, ast.Attribute):
-                        by_name.append(B.call_ref(x, (x.func.attr,)))
-                for v in B.held_values(x):
+                        by_name.append(call_ref(x, (x.func.attr,)))
+                for v in held_values(x):
                     if ch := chain_of(v):
                         refs.append(ch)
 

@@ -1,4 +1,4 @@
-"""syntax.unparse renders what ast.unparse renders: its quick path (dotted names, literals,
+"""render.unparse renders what ast.unparse renders: its quick path (dotted names, literals,
 `X[...]`, `A | B`, displays, calls) is checked against ast.unparse on every annotation, default
 and base of real code (the standard library modules below, pydantic's and typer's sources,
 plan07's own), and on the shapes where the two spellings could part (quotes, escapes, one-element
@@ -18,7 +18,7 @@ import pytest
 import typer
 
 import plan07
-from plan07.evidence.syntax import _quick, unparse
+from plan07.evidence.render import _quick, unparse
 
 SOURCES = [Path(m.__file__) for m in (ast, dataclasses, inspect, typing)] + [
     p for pkg in (pydantic, typer, plan07) for p in sorted(Path(pkg.__file__).parent.rglob("*.py"))]

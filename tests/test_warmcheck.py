@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from plan07.gate import warmcheck
-from plan07.gate.runner import Interpreter, run_tests
+from plan07.gate.interpreter import Interpreter
+from plan07.gate.runner import run_tests
 from plan07.gate.testcommand import TestCommand
 from plan07.sandbox import check_env
 
@@ -194,7 +195,8 @@ def test_killing_plan07_kills_its_warm_check_and_the_server(tmp_path: Path) -> N
         import sys
         from pathlib import Path
         from plan07.gate import warmcheck
-        from plan07.gate.runner import Interpreter, run_tests
+        from plan07.gate.interpreter import Interpreter
+        from plan07.gate.runner import run_tests
         from plan07.gate.testcommand import TestCommand
         own, repo, env = Interpreter(sys.executable, "plan07"), Path({str(repo)!r}), {_env(
             WARM_PIDS=str(pids))!r}

@@ -1,6 +1,6 @@
-"""Generator components (`Proto`, `Component`) and their composition into a Task: ids in listed
-order, faulty variants computed against the gold-order state of each file, the request text and
-the evidence. Pure.
+"""Generator components (`Proto`, `Component`; `fill` and `tests_package`, which the shapes
+build their files with) and their composition into a Task: ids in listed order, faulty variants
+computed against the gold-order state of each file, the request text and the evidence. Pure.
 """
 
 from __future__ import annotations
@@ -41,6 +41,18 @@ class Proto:
     misspell: tuple[str, str] | None = None  # (right, wrong) inside edit.new
     import_line: str | None = None  # a line of edit.new the missing_import fault drops
     siblings: list[str] = field(default_factory=list)  # files for the wrong_consumer fault
+
+
+def fill(template: str, **kw: str) -> str:
+    """`template` with each `@KEY@` replaced by the keyword argument KEY's value."""
+    for k, v in kw.items():
+        template = template.replace(f"@{k}@", v)
+    return template
+
+
+def tests_package(pfx: str) -> dict[str, str]:
+    """The files of a component's own test package, tests/<pfx>/."""
+    return {f"tests/{pfx}/__init__.py": ""}
 
 
 @dataclass

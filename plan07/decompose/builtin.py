@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plan07 import caps
+from plan07.decompose.drafts import Draft, modify_ancestors, number_drafts
 from plan07.decompose.evidence_index import (
     BY_NAME_RELATION,
     REBIND_CAUSES,
     EvidenceIndex,
     best_tests,
-    cut,
     edge_line,
     mentioned,
     named,
@@ -34,7 +34,6 @@ from plan07.decompose.evidence_index import (
     words,
 )
 from plan07.model import Evidence, Localization, Obligation, RoleWord
-from plan07.order.derive import KEYWORDS
 from plan07.vocab import NODE_ID_IN_TEXT
 
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
@@ -51,21 +50,6 @@ BREAKING_WORDS = re.compile(
 
 
 @dataclass
-class _Draft:
-    """An obligation before ids are given: `deps` are draft keys."""
-
-    verb: str
-    target: str
-    why: list[str]
-    evidence: str
-    validation: str
-    deps: list[str] = field(default_factory=list)
-    alternative: bool = False
-    says: set[RoleWord] = field(default_factory=set)  # role words by what the draft is
-    cites: list[str] = field(default_factory=list)  # the request's text it cites
-
-
-@dataclass
 class _Derivation:
     """The state the steps of `derive` share."""
 
@@ -78,13 +62,13 @@ class _Derivation:
     ranked: list[Localization] = field(default_factory=list)
     primary: list[Localization] = field(default_factory=list)
     named: set[str] = field(default_factory=set)  # primaries the request names, not localized
-    mods: dict[str, _Draft] = field(default_factory=dict)  # entity -> its modify
+    mods: dict[str, Draft] = field(default_factory=dict)  # entity -> its modify
     order: list[str] = field(default_factory=list)  # modified entities, primaries first
     widened: list[str] = field(default_factory=list)
-    extra: dict[str, _Draft] = field(default_factory=dict)  # preserve_default, recheck
-    defines: dict[str, _Draft] = field(default_factory=dict)  # test id -> its defining modify
-    validates: dict[str, _Draft] = field(default_factory=dict)
-    preserves: list[_Draft] = field(default_factory=list)
+    extra: dict[str, Draft] = field(default_factory=dict)  # preserve_default, recheck
+    defines: dict[str, Draft] = field(default_factory=dict)  # test id -> its defining modify
+    validates: dict[str, Draft] = field(default_factory=dict)
+    preserves: list[Draft] = field(default_factory=list)
 
     @property
     def top(self) -> float:
@@ -108,7 +92,7 @@ def derive_with_roles(requirement: dict[str, Any], evidence: Evidence
     _modifies(d)
     _criteria(d)
     _constraints(d)
-    obligations = _number(_assemble(d))
+    obligations = number_drafts(_assemble(d))
     return [o for o, _ in obligations], {o.id: w for o, w in obligations}
 
 
@@ -158,10 +142,10 @@ def _modifies(d: _Derivation) -> None:
     rebind keeps its own signature, but the rules flag a sig_change consumer left unplanned)."""
     ix = d.ix
     for loc in d.primary:
-        d.mods[loc.entity] = _Draft("modify", loc.entity, [],
-                                    f"03 recon {loc.entity}: named by the requirement"
-                                    if loc.entity in d.named else
-                                    f"05 localization {loc.entity} score {loc.score:.2f}", "")
+        d.mods[loc.entity] = Draft("modify", loc.entity, [],
+                                   f"03 recon {loc.entity}: named by the requirement"
+                                   if loc.entity in d.named else
+                                   f"05 localization {loc.entity} score {loc.score:.2f}", "")
         d.order.append(loc.entity)
     first, queue = set(d.order), list(d.order)
     deps: dict[str, list[str]] = defaultdict(list)
@@ -175,7 +159,7 @@ def _modifies(d: _Derivation) -> None:
                     or d.interface == "compatible" and i.relation == BY_NAME_RELATION):
                 continue
             if i.dst not in d.mods:
-                d.mods[i.dst] = _Draft("modify", i.dst, [], edge_line(i), "")
+                d.mods[i.dst] = Draft("modify", i.dst, [], edge_line(i), "")
                 d.order.append(i.dst)
                 if d.interface == "breaking":  # a compatible widening stops at its callers
                     queue.append(i.dst)
@@ -247,16 +231,16 @@ def _criteria(d: _Derivation) -> None:
             # Its check is the test itself: a test not written fails "not found", so the step
             # cannot pass without defining it (an anchor added under a non-strict xfail marker
             # counts as passing, docs/plan.md). `compile` would pass with no test written.
-            d.defines[t] = _Draft("modify", t, [f"criterion {n} names a test that does not "
-                                                "exist yet: define it early to anchor success "
-                                                "(§3.2)"],
-                                  f"03 recon: not in the repository; requirement criterion {n}",
-                                  t)
+            d.defines[t] = Draft("modify", t, [f"criterion {n} names a test that does not "
+                                               "exist yet: define it early to anchor success "
+                                               "(§3.2)"],
+                                 f"03 recon: not in the repository; requirement criterion {n}",
+                                 t)
     for n, t in wanted:
         exercised = [f"modify:{e}" for e in d.order if t in d.ix.exercised.get(e, set())]
         before = ([f"define:{t}"] if t in d.defines else []) + (exercised or impl)
         said = [(n, d.criteria[n - 1]), *also.get(t, [])]
-        d.validates.setdefault(t, _Draft(
+        d.validates.setdefault(t, Draft(
             "validate", d.ix.test_entity(t, t), [f"criterion {m}: {c}" for m, c in said],
             f"requirement criterion {n}", t, deps=before, cites=[c for _, c in said]))
 
@@ -280,7 +264,7 @@ def _preserve_default(d: _Derivation, n: int, c: str, tests: list[str]) -> None:
         pinned = best_tests(c or "old default", near)
     why = [f"criterion {n}: {c}"] if c else []
     why.append(f"preserve the old default of {target} before anything relies on the new default")
-    d.extra["preserve_default"] = _Draft(
+    d.extra["preserve_default"] = Draft(
         "preserve", target, why, edge_line(edges[0]) if edges else f"requirement criterion {n}",
         pinned[0] if len(pinned) == 1 else d.ix.check([target]), deps=[f"modify:{target}"],
         says={"default", "old_default"}, cites=[c] if c else [])
@@ -292,13 +276,13 @@ def _recheck(d: _Derivation) -> list[str]:
     pd = d.extra.get("preserve_default")
     if pd is None:
         return []
-    before = _ancestors(d.mods, pd.target)
+    before = modify_ancestors(d.mods, pd.target)
     rebinds = [f"modify:{e}" for e in d.order if e not in before and e not in d.widened]
     for k in rebinds:
         d.mods[k.split(":", 1)[1]].deps.append("preserve_default")
     if not rebinds or not ("::" in pd.validation or pd.validation.startswith("pytest:")):
         return []
-    d.extra["recheck"] = _Draft(
+    d.extra["recheck"] = Draft(
         "validate", d.ix.test_entity(pd.validation, pd.target),
         [f"the old-default test re-runs once the consumers are rebound ({pd.why[0]})"],
         pd.evidence, pd.validation, deps=["preserve_default", *rebinds], says={"old_default"},
@@ -315,15 +299,15 @@ def _constraints(d: _Derivation) -> None:
             continue
         t = hit[0]
         guarded = [t, *[i.dst for i in d.ix.out.get(t, []) if i.dst in d.mods]]
-        d.preserves.append(_Draft("preserve", t, [f"constraint {n}: {c}"],
-                                  f"requirement constraint {n}", d.ix.check(guarded),
-                                  deps=[f"modify:{e}" for e in guarded if e in d.mods], cites=[c]))
+        d.preserves.append(Draft("preserve", t, [f"constraint {n}: {c}"],
+                                 f"requirement constraint {n}", d.ix.check(guarded),
+                                 deps=[f"modify:{e}" for e in guarded if e in d.mods], cites=[c]))
 
 
-def _assemble(d: _Derivation) -> dict[str, _Draft]:
+def _assemble(d: _Derivation) -> dict[str, Draft]:
     """Every draft in insertion order (the tie-break of the numbering), the final compile check
     after every sink, and the alternatives."""
-    out: dict[str, _Draft] = {f"define:{t}": x for t, x in d.defines.items()}
+    out: dict[str, Draft] = {f"define:{t}": x for t, x in d.defines.items()}
     out.update({f"modify:{e}": d.mods[e] for e in d.order})
     out.update(d.extra)
     out.update({f"validate:{t}": x for t, x in d.validates.items()})
@@ -331,7 +315,7 @@ def _assemble(d: _Derivation) -> dict[str, _Draft]:
     if out:
         used = {k for x in out.values() for k in x.deps}
         root = d.order[0].split(".")[0] if d.order else "repository"
-        out["compile"] = _Draft(
+        out["compile"] = Draft(
             "validate", root, ["every step ends in a repository that compiles (§3.2: widen, "
                                "rebind, then compile)"], "§3.2 ordering ladder", "compile",
             deps=[k for k in out if k not in used])
@@ -347,95 +331,9 @@ def _assemble(d: _Derivation) -> dict[str, _Draft]:
                 if x.score < ratio * d.top else
                 f"candidate the request does not name (score {x.score:.2f}, top {d.top:.2f})")
         instead = f" for {main}" if main else ""
-        out[f"alt:{x.entity}"] = _Draft(
+        out[f"alt:{x.entity}"] = Draft(
             "modify", x.entity, [f"05 localization: {rank}; substitute{instead} only if the main "
                                  "hypothesis is falsified"],
             f"05 localization {x.entity} score {x.score:.2f}", d.ix.check([x.entity]),
             deps=list(d.mods[main].deps) if main else [], alternative=True)
     return out
-
-
-def _ancestors(mods: dict[str, _Draft], target: str) -> set[str]:
-    """The entities whose modify must come before `target`'s (transitively), `target` included."""
-    seen, stack = {target}, [target]
-    while stack:
-        for k in mods[stack.pop()].deps:
-            e = k.split(":", 1)[1]
-            if k.startswith("modify:") and e in mods and e not in seen:
-                seen.add(e)
-                stack.append(e)
-    return seen
-
-
-def _number(drafts: dict[str, _Draft]) -> list[tuple[Obligation, list[RoleWord]]]:
-    """Ids O1..On in a topological order of the declared dependencies, ties by insertion order
-    (so the ids read as the schedule); dependencies capped at MAX_DEPENDENCIES (the nearest)."""
-    keys = list(drafts)
-    pos = {k: i for i, k in enumerate(keys)}
-    indeg = {k: len([x for x in drafts[k].deps if x in drafts]) for k in keys}
-    users: dict[str, list[str]] = defaultdict(list)
-    for k in keys:
-        for x in drafts[k].deps:
-            if x in drafts:
-                users[x].append(k)
-    done: list[str] = []
-    ready = sorted((k for k in keys if indeg[k] == 0), key=pos.__getitem__)
-    while len(done) < len(keys):
-        if not ready:  # a cycle: break it at the earliest remaining draft (the planner collapses)
-            ready = [min((k for k in keys if k not in done), key=pos.__getitem__)]
-        k = ready.pop(0)
-        if k in done:
-            continue
-        done.append(k)
-        for u in users[k]:
-            indeg[u] -= 1
-            if indeg[u] == 0:
-                ready.append(u)
-        ready.sort(key=pos.__getitem__)
-    _chain_fan_in(drafts, done)
-    ids = {k: f"O{i}" for i, k in enumerate(done, 1)}
-    out: list[tuple[Obligation, list[RoleWord]]] = []
-    for k in done:
-        draft = drafts[k]
-        dep_ids = sorted({ids[x] for x in draft.deps if x in ids and x != k},
-                         key=lambda s: int(s[1:]))
-        why = "; ".join(dict.fromkeys(draft.why))
-        if len(dep_ids) > caps.MAX_DEPENDENCIES:
-            why += f" (+{len(dep_ids) - caps.MAX_DEPENDENCIES} earlier predecessors via the rules)"
-            dep_ids = dep_ids[-caps.MAX_DEPENDENCIES:]
-        status = "alternative" if draft.alternative else ("blocked" if dep_ids else "ready")
-        check = cut(draft.validation, caps.FIELD_MAX_CHARS)
-        out.append((Obligation.model_validate({
-            "id": ids[k], "target_entity": draft.target, "obligation": draft.verb,
-            "caused_by": cut(why, caps.FIELD_MAX_CHARS), "dependencies": dep_ids,
-            "evidence": cut(draft.evidence, caps.EVIDENCE_MAX_CHARS), "status": status,
-            "validation": check}), _role_words(draft, check)))
-    return out
-
-
-def _role_words(draft: _Draft, check: str) -> list[RoleWord]:
-    """What the draft is (`says`), and what the request's text it cites and the test it checks
-    say in the rules' keywords (a test of a `custom` value relies on the new default)."""
-    read = [*draft.cites, check]
-    return sorted(draft.says | {w for w, rx in KEYWORDS.items() if any(map(rx.search, read))})
-
-
-def _chain_fan_in(drafts: dict[str, _Draft], done: list[str]) -> None:
-    """A node waiting on more than BUILTIN_MAX_FAN_IN drafts waits on the last of them, chained
-    in schedule order (each after the one before), so no node of the plan, the rules' derived
-    edges added, has more than MAX_DEPENDENCIES direct predecessors (§3.2 caps): the plan never
-    refuses the builtin's own decomposition. Edges only follow `done` (a topological order), so
-    chaining adds no cycle."""
-    at = {k: i for i, k in enumerate(done)}
-    for k in done:
-        deps = sorted({x for x in drafts[k].deps if x in drafts and x != k}, key=at.__getitem__)
-        if len(deps) <= caps.BUILTIN_MAX_FAN_IN:
-            continue
-        for a, b in zip(deps, deps[1:], strict=False):
-            if a not in drafts[b].deps and not drafts[b].alternative:
-                drafts[b].deps.append(a)
-                drafts[b].why.append(f"chained after {drafts[a].target} (fan-in cap of "
-                                     f"{drafts[k].target})")
-        drafts[k].deps = [deps[-1]]
-        drafts[k].why.append(f"its {len(deps)} predecessors run as a chain (BUILTIN_MAX_FAN_IN="
-                             f"{caps.BUILTIN_MAX_FAN_IN})")

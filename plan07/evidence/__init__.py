@@ -4,8 +4,8 @@ repository (recon, impact, soft-rank, localization), and cut it to a neighbourho
 Public API (design.md, the agreed interfaces): `load_evidence(path)`, `build_evidence(repo, *,
 request, seeds, depth)`, `neighbourhood(evidence, seeds, hops)`; and the pieces they are made of.
 Module map: graph (neighbourhood, pure) · load, db (bundle / recon.db I/O) · files, recon (read a
-tree) · facts, syntax, body, parse, index, resolve (ast -> recon graph, pure; compiled when the
-install could: native) · impact (pure) · softrank · build.
+tree) · facts, syntax, signatures, callrefs, body, parse, index, resolve (ast -> recon graph, pure;
+compiled when the install could: native) · impact (pure) · softrank · build.
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ from plan07.evidence.facts import ModuleFacts
 from plan07.store import diskcache
 
 KIND = "recon"
-_CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/body.py", "evidence/syntax.py",
-         "evidence/recon.py", "evidence/factcache.py", "caps.py")
+_CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/body.py", "evidence/callrefs.py",
+         "evidence/syntax.py", "evidence/signatures.py", "evidence/recon.py",
+         "evidence/factcache.py", "caps.py")
 FORMAT = 2  # of the pickled ModuleFacts; 2: a call site (CallRef) is a plain tuple
 _code_digest: str | None = None
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 PACKAGE = "plan07.evidence"
 # in import order (each imports only those before it)
-COMPILED = ("syntax", "body", "parse", "index", "resolve")
+COMPILED = ("syntax", "signatures", "callrefs", "body", "parse", "index", "resolve")
 BUILT = "compiled.json"  # {module: sha256 of the source it was compiled from}, written by setup.py
 HERE = Path(__file__).resolve().parent
 

@@ -10,20 +10,19 @@ import ast
 import posixpath
 from typing import Any
 
-from plan07.evidence.body import Body, call_ref, constructed, held_values
+from plan07.evidence.body import Body
+from plan07.evidence.callrefs import call_ref, constructed, held_values
 from plan07.evidence.facts import Chain, Def, ModuleFacts
+from plan07.evidence.signatures import class_fields, class_signature, signature
 from plan07.evidence.syntax import (
     CHILDREN,
     SKIP,
     Scope,
     chain_of,
     children,
-    class_fields,
-    class_signature,
     first_doc_line,
     import_lines,
     import_statements,
-    signature,
     simple_type,
     type_chains,
     walk,

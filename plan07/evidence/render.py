@@ -1,5 +1,5 @@
 """`ast.unparse`'s text for the expressions signatures and class lines show, without its visitor
-for the common shapes. Pure: used by plan07.evidence.syntax.
+for the common shapes. Pure: used by plan07.evidence.signatures.
 """
 
 from __future__ import annotations

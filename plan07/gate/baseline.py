@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from plan07.gate.interpreter import Interpreter
 from plan07.gate.outcomes import Outcome
-from plan07.gate.runner import Interpreter, TestRun, environment_problem
+from plan07.gate.runner import TestRun, environment_problem
 
 Mode = Literal["green", "suite", "red"]
 FAILING = ("failed", "error")

@@ -26,14 +26,8 @@ from pathlib import Path
 
 from plan07.errors import InputError
 from plan07.gate.baseline import Baseline, Judgement, Mode, judge
-from plan07.gate.runner import (
-    Interpreter,
-    compile_files,
-    environment_problem,
-    run_argv,
-    run_env,
-    run_tests,
-)
+from plan07.gate.interpreter import Interpreter, run_env
+from plan07.gate.runner import compile_files, environment_problem, run_argv, run_tests
 from plan07.gate.testcommand import TestCommand
 from plan07.model import Obligation, PlanNode, Verdict
 from plan07.vocab import CheckKind, classify
@@ -260,7 +254,7 @@ def run_check(node: PlanNode, repo: Path, *, timeout: float = 120.0,
     the driver's max_test_calls), 0 when it could not run (unverifiable, refused, build broken).
     """
     from plan07.gate.grammar import check_env
-    from plan07.gate.runner import find_python
+    from plan07.gate.interpreter import find_python
     from plan07.gate.testcommand import load_command
 
     if ctx is None:

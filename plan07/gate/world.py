@@ -27,11 +27,11 @@ from plan07.gate.checks import (
     run_node,
     take_baseline,
 )
-from plan07.gate.runner import Interpreter
+from plan07.gate.interpreter import Interpreter
 from plan07.gate.testcommand import TestCommand
 
 if TYPE_CHECKING:
-    from plan07.model import Evidence, GateInfo, PlanArtifact, PlanNode, Verdict
+    from plan07.model import Evidence, GateInfo, ObservedChange, PlanArtifact, PlanNode, Verdict
 
 BASELINE_FILE = "baseline.json"  # a plan made before the name held the content's digest
 _BASELINE_NAME = re.compile(r"baseline(\.[0-9a-f]{16})?\.json")
@@ -70,7 +70,7 @@ def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, 
     """At CP0: the repo's interpreter, its test command, the baseline run of the plan's tests
     and the content it ran on. An environment that cannot run the tests at all (a module or a
     pytest plugin it lacks) refuses the plan: InputError, one line, nothing written."""
-    from plan07.gate.runner import find_python
+    from plan07.gate.interpreter import find_python
     from plan07.gate.testcommand import load_command
     from plan07.model import GateInfo
 
@@ -128,15 +128,34 @@ def baseline_name(base: Baseline) -> str:
     return f"baseline.{digest}.json"
 
 
+def last_checkpoint_ref(art: PlanArtifact) -> str | None:
+    """The git snapshot of the last checkpoint the plan reached (None outside git)."""
+    from plan07.plan.artifact import reached_checkpoints
+
+    reached = reached_checkpoints(art)
+    return next((c.git_ref for c in reversed(art.checkpoints) if c.git_ref and c.id in reached),
+                None)
+
+
+def observed_edit(art: PlanArtifact, run: GateRun, evidence: Evidence,
+                  tree: str | None) -> list[ObservedChange]:
+    """What the handed-out node's edit changed since the last checkpoint, read off `tree` (the
+    content its check would run on), entity by entity (plan07.gate.observe)."""
+    from plan07.gate.observe import observe
+
+    return observe(run.repo, last_checkpoint_ref(art), tree, evidence)
+
+
 def checked_run(art: PlanArtifact, state_dir: Path, run: GateRun, evidence: Evidence, *,
-                timeout: float) -> tuple[Verdict, str | None]:
-    """§3.3 step 4: run the handed-out node's check on the content fingerprinted before it,
-    compared after it (an edit made while it ran is not certified: inconclusive). Returns the
-    verdict and the content it ran on."""
+                timeout: float, tree: str | None = None) -> tuple[Verdict, str | None]:
+    """§3.3 step 4: run the handed-out node's check on the content fingerprinted before it
+    (`tree`, when the caller took it), compared after it (an edit made while it ran is not
+    certified: inconclusive). Returns the verdict and the content it ran on."""
     from plan07.gate import bytecode
     from plan07.gate.grammar import check_env
 
-    tree = fingerprint(run.repo, keep=[state_dir])
+    if tree is None:
+        tree = fingerprint(run.repo, keep=[state_dir])
     ctx = context_for(art, state_dir, evidence, tree=tree, env=check_env(repo=run.repo))
     verdict = run_node(run.node, run.members, run.repo, timeout=timeout, ctx=ctx)
     if fingerprint(run.repo, keep=[state_dir]) != tree:
@@ -191,9 +210,8 @@ def context_for(art: PlanArtifact, state_dir: Path, evidence: Evidence, *, tree:
     CP0 baseline, the recon graph's test edges, the .py files changed since the last reached
     checkpoint (`tree`: the content now), and whether a change was validated already."""
     from plan07.gate import bytecode
-    from plan07.gate.runner import find_python
+    from plan07.gate.interpreter import find_python
     from plan07.gate.testcommand import load_command
-    from plan07.plan.artifact import reached_checkpoints
     from plan07.store import checkpoint
 
     repo = Path(art.repo or ".")
@@ -210,8 +228,7 @@ def context_for(art: PlanArtifact, state_dir: Path, evidence: Evidence, *, tree:
         tuple(gate.test_command), "dotted" if gate.test_ids == "dotted" else "pytest",
         gate.test_root, gate.command_source)
     changed: list[str] | None = None
-    last = next((c.git_ref for c in reversed(art.checkpoints) if c.git_ref and
-                 c.id in reached_checkpoints(art)), None)
+    last = last_checkpoint_ref(art)
     if last and tree and not tree.startswith("stat:"):
         changed = [p for p in checkpoint.changed_files(repo, last, tree) if p.endswith(".py")]
     done = {n.id for n in art.nodes if n.state == "complete"}

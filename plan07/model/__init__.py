@@ -5,6 +5,7 @@ from here (`from plan07.model import PlanArtifact`):
   derived order (§3.2), the plan DAG (§3.3), the driver view (§3.4), the persisted plan (§3.7),
   a check's verdict (§3.5) and impact feedback (§3.6);
 - `evidence`: the 03/04/05/06 evidence bundle plan07 reads;
+- `gate`: the check world, a check's verdict, the changes observed in an edit;
 - `proof`: the proof tree `explain` returns;
 - `views`: what the Planner answers a skin (the next step, the status table, the audit);
 - `fields`: the strict base model and the constrained field types they share.
@@ -22,8 +23,6 @@ from plan07.model.artifacts import (
     DerivedEdge,
     DriverView,
     Feedback,
-    GateInfo,
-    GateRecord,
     LogOverflow,
     NodeBounds,
     Obligation,
@@ -38,7 +37,6 @@ from plan07.model.artifacts import (
     RoleFacts,
     RoleWord,
     Usage,
-    Verdict,
     Violation,
 )
 from plan07.model.evidence import (
@@ -54,10 +52,13 @@ from plan07.model.evidence import (
     ReconNode,
     SoftRank,
 )
+from plan07.model.gate import ChangeKind, GateInfo, GateRecord, ObservedChange, Verdict
 from plan07.model.proof import Proof, ProofNode
 from plan07.model.views import AuditLog, CriterionRow, NextStep, PlanStatus, StatusRow
 
 __all__ = [
+    "ChangeKind",
+    "ObservedChange",
     "AuditLog",
     "CriterionRow",
     "NextStep",

@@ -27,7 +27,8 @@ from plan07.model.fields import (
     Unit,
     Verb,
 )
-from plan07.vocab import CheckKind, duplicates
+from plan07.model.gate import GateInfo, ObservedChange
+from plan07.vocab import duplicates
 
 # ---------------------------------------------------------------------------------------------
 # §3.1 requirement artifact
@@ -272,35 +273,6 @@ class PlanSchedule(Strict):
     alternative: list[ObligationId] = []
 
 
-class GateRecord(Strict):
-    """What the gate recorded when a node passed (plan07.gate.world): the content it ran on (a git
-    tree id, or a stat fingerprint outside git), whether the files differ from the previous
-    validated state, and whether an executed test proved it (not `import:`/`compile` alone)."""
-
-    tree: str | None = None
-    changed: bool = False
-    proved: bool = False
-
-
-class GateInfo(Strict):
-    """The plan's check world (§3.5, README "The gate"): the repo's interpreter and where it was
-    found, the test command (an argv template; None: the repo's pytest), the CP0 baseline's sidecar
-    and the tests already failing then, the CP0 content, and one record per validated node."""
-
-    python: str
-    python_source: str
-    test_command: list[str] | None = None
-    test_ids: str = "pytest"
-    test_root: str = ""
-    command_source: str = "default"
-    baseline_file: str | None = None
-    baseline_tests: int = 0
-    baseline_failing: Annotated[list[str], Field(max_length=16)] = []
-    baseline_failing_total: int = 0
-    cp0_tree: str | None = None
-    validated: dict[str, GateRecord] = {}
-
-
 class PlanArtifact(BaseModel):
     """The §3.7 serialized plan. The §3.7 fields are never renamed; extra fields (derived edges
     with their rule, violations, schedule, overflow sidecars...) are allowed (design.md)."""
@@ -339,37 +311,22 @@ class PlanArtifact(BaseModel):
     confirmed_criteria: list[Annotated[int, Field(ge=1, le=caps.MAX_ACCEPTANCE_CRITERIA)]] | None \
         = None
     gate: GateInfo | None = None  # §3.5: the repo's interpreter, test command, baseline
+    # what the gate observed each node's edit change (plan07.gate.observe): interface changes
+    # the rules read as `observed_change(O, E, Kind)` facts (docs/rules.md "Observed changes")
+    observed: dict[ObligationId, list[ObservedChange]] | None = None
+    # §3.6 revision from the run itself (observed edits, failures in unplanned consumers' tests):
+    # off only for the §7.5 ablation of the revision trigger
+    revision: Literal[False] | None = None
+    ordering: Literal[False] | None = None  # False: no rules order the plan (§7.5 ablation)
+    # why nothing more is handed out: a node failed past its retry bound and its edit could not
+    # be undone (no git snapshot); None while the plan runs (plan07.checkpoints)
+    halted: Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)] | None = None
     # Issue 15 (crash consistency): the seq of the last checkpoint record this plan.json commits
     # (write-ahead: a record above it is a half-done step, discarded on the next write), and the
     # hand-out epoch, +1 on every hand-out (`next`, also after a resume): a verdict is recorded
     # only for the epoch its `complete` started in. None in a plan written before either.
     checkpoint_seq: Annotated[int, Field(ge=0)] | None = None
     epoch: Annotated[int, Field(ge=0)] | None = None
-
-
-# ---------------------------------------------------------------------------------------------
-# §3.5 the local validation gate's outcome: a value, not an exception
-
-
-
-class Verdict(Strict):
-    """The outcome of one node's validation (§3.5 step 1). `unverifiable` means the validation
-    string is none of the runnable checks: the plan cannot terminate on it (design.md)."""
-
-    node_id: ObligationId
-    passed: bool
-    check: str
-    kind: CheckKind
-    output_tail: str = ""
-    duration_s: float = 0.0
-    test_calls: int = 0
-    # the check could not judge the node (the repo's environment lacks a module, its pytest
-    # lacks a plugin, the files changed while it ran): not the node's failure, no replan
-    # (plan07.gate.world); one line saying what to do
-    inconclusive: str | None = None
-    preexisting: list[str] = []  # failing already at the CP0 baseline: reported, not blamed
-    tests: list[str] = []  # what the test command ran (the exercising tests included)
-    red: bool = False  # a test-defining node, judged red (it must fail for an assertion)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from plan07.model import (
     DerivedEdge,
     Evidence,
     Obligation,
+    ObservedChange,
     OrderResult,
     RoleFacts,
     RoleWord,
@@ -33,6 +34,8 @@ from plan07.vocab import classify, first_repeat, normalize_test
 # Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog. An
 # obligation plan07 wrote itself brings its own (role facts, plan07.order.roles): no prose is read.
 Roles = Mapping[str, RoleFacts] | None
+# What the gate observed each obligation's edit change (the plan's `observed`), by obligation id.
+Observed = Mapping[str, Sequence[ObservedChange]] | None
 KEYWORDS: dict[RoleWord, re.Pattern[str]] = {
     "default": re.compile(r"default", re.I),
     "old_default": re.compile(
@@ -90,7 +93,8 @@ EVIDENCE_RELATIONS = ("entity", "edge", "impact")
 
 
 def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
-                  program: Program | None = None, role_facts: Roles = None) -> FactSet:
+                  program: Program | None = None, role_facts: Roles = None,
+                  observed: Observed = None) -> FactSet:
     """The input facts of docs/rules.md, each remembering its source (indices are positions in
     the evidence bundle as given). Of the evidence, only the facts some rule of `program` (the
     rule file by default) can use for its `.output` relations are loaded
@@ -100,7 +104,7 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
     from plan07.engine.relevance import prune
 
     own = FactSet()
-    _obligations(own, obligations, evidence, role_facts)
+    _obligations(own, obligations, evidence, role_facts, observed)
     rows: dict[str, list[Tuple_]] = {
         "entity": [(n.id, n.kind) for n in evidence.recon.nodes],
         "edge": [(e.src, e.dst, e.kind) for e in evidence.recon.edges],
@@ -139,7 +143,7 @@ def prepare_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
 
 
 def all_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
-              role_facts: Roles = None) -> FactSet:
+              role_facts: Roles = None, observed: Observed = None) -> FactSet:
     """Every input fact of docs/rules.md, the whole evidence included: what `prepare_facts`
     selects from (the benchmarks and the equality tests compare the two)."""
     fs = FactSet()
@@ -150,14 +154,15 @@ def all_facts(obligations: Sequence[Obligation], evidence: Evidence, *,
     for i, ie in enumerate(evidence.impact.edges):
         fs.add("impact", (ie.src, ie.dst, ie.cause),
                f"evidence impact edge #{i} ({ie.relation}, {ie.cause})")
-    _obligations(fs, obligations, evidence, role_facts)
+    _obligations(fs, obligations, evidence, role_facts, observed)
     return fs
 
 
 def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence,
-                 role_facts: Roles) -> None:
+                 role_facts: Roles, observed: Observed = None) -> None:
     """The facts of the obligations themselves, and of how they sit in the bundle: every test
-    (test_exists(T), not only the loaded ones) and part_of for the planned targets."""
+    (test_exists(T), not only the loaded ones), part_of for the planned targets and the
+    observed entities, and what the gate observed each one's edit change."""
     test_nodes: dict[str, str] = {}  # normalized test id -> source
     test_files: dict[str, str] = {}  # recon test node id -> its file (the pytest path)
     for i, n in enumerate(evidence.recon.nodes):
@@ -167,24 +172,30 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
             t = normalize_test(n.id, n.file)
             if t:
                 test_nodes.setdefault(t, f"evidence recon node #{i} ({n.id})")
-    _part_of(fs, obligations, evidence)
+    known = {o.id for o in obligations}
+    seen = [(oid, c) for oid, cs in sorted((observed or {}).items()) if oid in known
+            for c in cs]
+    for oid, c in seen:
+        fs.add("observed_change", (oid, c.entity, c.kind),
+               f"observed: the gate read {oid}'s edit of {c.file or 'its files'}: {c.what}")
+    _part_of(fs, [o.target_entity for o in obligations] + [c.entity for _, c in seen], evidence)
     for o in obligations:
         _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files,
                           words_of(o, role_facts))
 
 
-def _part_of(fs: FactSet, obligations: Sequence[Obligation], evidence: Evidence) -> None:
-    """part_of(X, E) for each planned target E that is a recon node: E itself, every recon node
-    defined inside it (dotted prefix), and for a constructor `C.__init__` its class C (calling C
-    calls it)."""
+def _part_of(fs: FactSet, entities: Sequence[str], evidence: Evidence) -> None:
+    """part_of(X, E) for each planned target or observed entity E that is a recon node: E
+    itself, every recon node defined inside it (dotted prefix), and for a constructor
+    `C.__init__` its class C (calling C calls it)."""
     from bisect import bisect_left
 
     ids = sorted({n.id for n in evidence.recon.nodes})
     known = set(ids)
-    for e in sorted({o.target_entity for o in obligations}):
+    for e in sorted(set(entities)):
         if e not in known:
             continue
-        fs.add("part_of", (e, e), f"recon node {e} (a planned target)")
+        fs.add("part_of", (e, e), f"recon node {e} (a planned target or an observed change)")
         for x in ids[bisect_left(ids, e + "."):bisect_left(ids, e + "/")]:  # "/" follows "."
             fs.add("part_of", (x, e), f"recon node {x} (defined inside {e})")
         cls, _, last = e.rpartition(".")
@@ -232,12 +243,13 @@ def _is_module_of(target: str, test: str) -> bool:
 
 
 def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str,
-              rules_path: Path | None, role_facts: Roles = None) -> tuple[Facts, FactSet]:
+              rules_path: Path | None, role_facts: Roles = None,
+              observed: Observed = None) -> tuple[Facts, FactSet]:
     from plan07.engine import check_engine, evaluate, load_program
 
     check_engine(engine)
     check_caps(obligations)
-    fs = prepare_facts(obligations, evidence, role_facts=role_facts)
+    fs = prepare_facts(obligations, evidence, role_facts=role_facts, observed=observed)
     return evaluate(load_program(rules_path), fs.facts, engine), fs
 
 
@@ -254,15 +266,18 @@ def _detail(kind: str, a: str, b: str, model: Facts) -> str:
                               f"targets {b}: the repo would break at that step",
         "breaking_change": f"{a} makes a breaking change with no widening step and {b} rebinds "
                            "to it: the scheduler runs them as one atomic step",
+        "behaviour_change": f"{a}'s edit changes the behaviour of what {b}'s tests exercise, "
+                            "and {b} rewrites them: the scheduler runs them as one atomic step",
     }.get(kind, "")
 
 
 def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
                  engine: str = "pydatalog", rules_path: Path | None = None,
-                 role_facts: Roles = None) -> OrderResult:
+                 role_facts: Roles = None, observed: Observed = None) -> OrderResult:
     """The edges the scheduler must follow (`precedes`) and the violations (§3.2 steps 1-2).
-    `role_facts`: those plan07 gave the obligations it wrote (the plan's `roles`)."""
-    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts)
+    `role_facts`: those plan07 gave the obligations it wrote (the plan's `roles`); `observed`:
+    what the gate read off their edits so far (the plan's `observed`)."""
+    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts, observed)
     edges = [DerivedEdge.model_validate({"from": a, "to": b, "rule": r})
              for a, b, r in sorted(model.get("precedes", set()))]
     violations = []
@@ -301,14 +316,15 @@ def roles(obligations: Sequence[Obligation], evidence: Evidence, *,
 def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation: str,
                  pattern: tuple[str | None, ...], *, engine: str = "pydatalog",
                  depth: int | None = None, rules_path: Path | None = None,
-                 role_facts: Roles = None) -> Proof:
+                 role_facts: Roles = None, observed: Observed = None) -> Proof:
     """A proof of the first (sorted) tuple of `relation` matching `pattern` (None = any), with
     the minimal height; or, when none holds, why not."""
     from plan07.engine import load_program, provenance
 
     if depth is not None and depth < 0:
         raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
-    backend_model, fs = _evaluate(obligations, evidence, engine, rules_path, role_facts)
+    backend_model, fs = _evaluate(obligations, evidence, engine, rules_path, role_facts,
+                                  observed)
     proof = provenance.explain_facts(load_program(rules_path), fs.facts, fs.sources, relation,
                                      pattern, depth)
     if proof.holds != bool(provenance.find(backend_model, relation, pattern)):
@@ -319,13 +335,15 @@ def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation
 
 def explain(obligations: Sequence[Obligation], evidence: Evidence, src: str, dst: str, *,
             engine: str = "pydatalog", depth: int | None = None,
-            rules_path: Path | None = None, role_facts: Roles = None) -> Proof:
+            rules_path: Path | None = None, role_facts: Roles = None,
+            observed: Observed = None) -> Proof:
     """Why the edge src -> dst exists (`precedes(src, dst, Rule)`), or why not."""
     proof = explain_atom(obligations, evidence, "precedes", (src, dst, None), engine=engine,
-                         depth=depth, rules_path=rules_path, role_facts=role_facts)
+                         depth=depth, rules_path=rules_path, role_facts=role_facts,
+                         observed=observed)
     if not proof.holds:
         order = derive_order(obligations, evidence, engine=engine, rules_path=rules_path,
-                             role_facts=role_facts)
+                             role_facts=role_facts, observed=observed)
         rev = [e for e in order.edges if (e.from_, e.to) == (dst, src)]
         if rev:
             proof.why_not.insert(0, f"the reverse edge {dst} -> {src} holds by rule {rev[0].rule}"
@@ -335,13 +353,15 @@ def explain(obligations: Sequence[Obligation], evidence: Evidence, src: str, dst
 
 def explain_violation(obligations: Sequence[Obligation], evidence: Evidence, kind: str,
                       nodes: Sequence[str], *, engine: str = "pydatalog", depth: int | None = None,
-                      rules_path: Path | None = None, role_facts: Roles = None) -> Proof:
+                      rules_path: Path | None = None, role_facts: Roles = None,
+                      observed: Observed = None) -> Proof:
     """Why `violation(A, B, kind)` holds (a one-node violation has A == B), or why not."""
     if not 1 <= len(nodes) <= 2:
         raise InputError("a violation names one or two nodes", field="NODES")
     a, b = nodes[0], nodes[-1]
     return explain_atom(obligations, evidence, "violation", (a, b, kind), engine=engine,
-                        depth=depth, rules_path=rules_path, role_facts=role_facts)
+                        depth=depth, rules_path=rules_path, role_facts=role_facts,
+                        observed=observed)
 
 
 def load_obligations(path: str | Path) -> list[Obligation]:
@@ -369,10 +389,3 @@ def load_obligations(path: str | Path) -> list[Obligation]:
                              source=str(path), cap=f"EVIDENCE_MAX_CHARS={caps.EVIDENCE_MAX_CHARS}")
     dec = schema.parse("decomposition", data, source=str(path))
     return list(dec.obligations)
-
-
-def load_evidence_file(path: str | Path) -> Evidence:
-    """An evidence bundle: E.json or a recon.db (plan07.evidence.load_evidence)."""
-    from plan07.evidence import load_evidence
-
-    return load_evidence(Path(path))

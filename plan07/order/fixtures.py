@@ -2,7 +2,8 @@
 Used by `plan07 rules test` and by pytest (tests/test_engine_fixtures.py). I/O: reads (and with
 accept, writes) fixture files.
 
-A case's inputs are either `obligations.json` (+ optional `evidence.json`), prepared into facts
+A case's inputs are either `obligations.json` (+ optional `evidence.json`, and `observed.json`:
+what the gate observed each obligation's edit change), prepared into facts
 exactly as `plan07 order` does, or `facts.dl` (ground facts in the rule language). Matching is
 strict: each expected relation must equal the derived one, tuple for tuple.
 """
@@ -74,13 +75,18 @@ def discover(root: Path | None = None, rule: str | None = None) -> list[Case]:
 def case_facts(case: Case) -> Facts:
     """The input facts of a case."""
     if (case.path / "obligations.json").exists():
-        from plan07.model import Evidence
-        from plan07.order.derive import load_evidence_file, load_obligations, prepare_facts
+        from plan07.evidence import load_evidence
+        from plan07.model import Evidence, ObservedChange
+        from plan07.order.derive import load_obligations, prepare_facts
+        from plan07.store.schema import read_json
 
         obligations = load_obligations(case.path / "obligations.json")
-        ev_path = case.path / "evidence.json"
-        evidence = load_evidence_file(ev_path) if ev_path.exists() else Evidence()
-        return prepare_facts(obligations, evidence).facts
+        ev_path, obs_path = case.path / "evidence.json", case.path / "observed.json"
+        evidence = load_evidence(ev_path) if ev_path.exists() else Evidence()
+        observed = {o: [ObservedChange.model_validate(c) for c in cs]
+                    for o, cs in read_json(obs_path, what="observed changes").items()
+                    } if obs_path.exists() else None
+        return prepare_facts(obligations, evidence, observed=observed).facts
     if (case.path / "facts.dl").exists():
         return load_facts(case.path / "facts.dl")[0]
     raise InputError("a fixture case needs obligations.json or facts.dl", source=str(case.path))

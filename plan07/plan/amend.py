@@ -24,8 +24,7 @@ from plan07.plan import artifact
 from plan07.vocab import sort_ids
 
 if TYPE_CHECKING:
-    from plan07.plan.replan import Replan
-    from plan07.plan.transitions import ScopedCall
+    from plan07.plan.replan import Replan, ScopedCall
 
 
 def keep_plan(art: PlanArtifact, node_id: str, why: str, evidence: Evidence, *,
@@ -47,8 +46,8 @@ def apply_replan(art: PlanArtifact, call: ScopedCall, result: Replan, evidence: 
     artifact.splice(art, [*kept, *result.added], edges=result.edges, violations=result.violations,
                     evidence=evidence, pending=fresh, roles=result.roles)
     artifact.add_revision(art, f"scoped replan after {node_id} failed: re-decomposed "
-             f"{', '.join(sort_ids(result.affected))} into "
-             f"{', '.join(sort_ids(o.id for o in result.added))}", node_id, time=time)
+                          f"{', '.join(sort_ids(result.affected))} into "
+                          f"{', '.join(sort_ids(o.id for o in result.added))}", node_id, time=time)
     if art.active in result.affected:
         art.active = None
     node_ids = {n.id for n in art.nodes}

@@ -92,7 +92,7 @@ def reschedule(art: PlanArtifact, evidence: Evidence) -> None:
     obligations = obligations_of(art)
     dag = schedule(
         obligations, OrderResult(edges=art.edges, violations=art.violations), evidence,
-        completed=[n.id for n in art.nodes if n.state == "complete"],
+        completed=[m for n in art.nodes if n.state == "complete" for m in {n.id, *n.members}],
         failed=[n.id for n in art.nodes if n.state == "failed"],
     )
     apply_schedule(art, dag, obligations)

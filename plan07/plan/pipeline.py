@@ -71,5 +71,6 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
         usage=[dec.usage] if dec.usage else [], now=now or artifact.now(), plan_id=plan_id,
     )
     draft.max_retries = max_retries
+    draft.ordering = None if ordering else False
     draft.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
     return Draft(draft, evidence, client)

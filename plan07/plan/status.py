@@ -5,7 +5,7 @@ to hand out, and whether the plan may terminate. Pure.
 
 from __future__ import annotations
 
-from plan07.model import CriterionRow, PlanArtifact, PlanStatus, StatusRow
+from plan07.model import CriterionRow, DriverView, NextStep, PlanArtifact, PlanStatus, StatusRow
 
 
 def anything_left(art: PlanArtifact) -> bool:
@@ -45,3 +45,13 @@ def status(art: PlanArtifact) -> PlanStatus:
                       checkpoints_reached=reached_checkpoints(art), criteria=criteria,
                       can_terminate=not blockers, termination_blockers=blockers,
                       left=anything_left(art))
+
+
+def next_step(view: DriverView | None, art: PlanArtifact) -> NextStep:
+    """`next`'s answer: the view handed out, or (nothing left) whether `art` may terminate."""
+    if view is not None:
+        return NextStep(node=view, can_terminate=False, termination_blockers=[])
+    from plan07.plan.criteria import termination_blockers
+
+    blockers = termination_blockers(art)
+    return NextStep(node=None, can_terminate=not blockers, termination_blockers=blockers)

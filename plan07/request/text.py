@@ -1,8 +1,8 @@
 """Reading a request, §3.1 step 1: markdown-ish text -> a Doc of sections, paragraphs and
 sentences, with code, tracebacks, template and boilerplate text removed. Pure (`re` only).
 
-plan07.request.canonicalize extracts the goal, criteria and constraints from the Doc;
-docs/canonicalize.md §1 lists what is removed and why.
+plan07.request.extract finds the criteria and constraints in the Doc and
+plan07.request.canonicalize the goal; docs/canonicalize.md §1 lists what is removed and why.
 """
 
 from __future__ import annotations

@@ -131,7 +131,14 @@ def restore(repo: Path, ref: str, *, keep: Sequence[Path] = (),
     except PlanStateError:
         raise PlanStateError(f"checkpoint ref {ref} not found in {repo}; "
                              "`git for-each-ref refs/plan07` lists what exists") from None
-    ref = source
+    return put_back(repo, source, keep=keep)
+
+
+def put_back(repo: Path, treeish: str, *, keep: Sequence[Path] = ()) -> list[str]:
+    """The work tree made what `treeish` (a snapshot commit, or a tree plan07 fingerprinted)
+    holds: its files written back, files added since removed (`.git`, ignored files and `keep`
+    untouched). Returns the removed paths. Save first with `preserve`."""
+    ref = treeish
     with temp_index() as now_index, temp_index() as then_index:
         stage_worktree(repo, now_index, keep)
         current = blobs(repo, now_index)

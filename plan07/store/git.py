@@ -45,6 +45,15 @@ def git(repo: Path, *args: str, index: str | None = None, stdin: bytes | None = 
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
+def cat_batch(repo: Path, specs: list[str]) -> bytes:
+    """`git cat-file --batch` over `specs` (`<treeish>:<path>` each): its raw output."""
+    req = "".join(f"{x}\n" for x in specs).encode("utf-8", "surrogateescape")
+    proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
+        ["git", "-C", str(repo), "cat-file", "--batch"], input=req, capture_output=True,
+        env=_env(None), check=False)
+    return proc.stdout
+
+
 def repo_prefix(repo: Path) -> str:
     return git(repo, "rev-parse", "--show-prefix").strip()
 

@@ -1,0 +1,357 @@
+"""An edit read at the entity level (CodePlan's change classification, griffe's breakage rules):
+the definitions of one Python module before and after, matched by qualified name, each change
+classified as `compatible` (every old call still binds), `breaking` (some old call cannot bind:
+a definition removed or renamed, a parameter removed, renamed, moved, made required, or turned
+keyword-only or positional-only, a `*args`/`**kwargs` dropped) or `behaviour` (the interface kept,
+the body or a default changed). Pure: sources in, changes out (docs/rules.md "Observed changes").
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+from dataclasses import dataclass
+
+# parameter kinds, as inspect names them
+POSONLY, POS, VARARGS, KWONLY, VARKW = "posonly", "pos", "varargs", "kwonly", "varkw"
+_POSITIONAL = (POSONLY, POS)
+_DATACLASS = ("dataclass", "dataclasses.dataclass", "attr.s", "attrs.define", "attr.define",
+              "define", "frozen", "attrs.frozen", "mutable")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    default: str | None  # the default's source text, None: required (or variadic)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One function, method or class of a module: its call-visible parameters (a method's
+    `self`/`cls` left out; a class's are its `__init__`'s, or its dataclass fields; None when
+    unknown), the hash of its body, its return annotation."""
+
+    qualname: str
+    kind: str  # function | method | class | property
+    params: tuple[Param, ...] | None
+    body: str
+    returns: str = ""
+
+
+@dataclass(frozen=True)
+class Change:
+    qualname: str
+    kind: str  # compatible | breaking | behaviour
+    what: str
+    old: tuple[Param, ...] | None = None  # the call-visible parameters before and after, when
+    new: tuple[Param, ...] | None = None  # a signature changed (call sites are checked on them)
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """What one call site passes: how many positionals, which keyword names, and whether it
+    unpacks `*xs` or `**kw` (then what it passes is unknown)."""
+
+    positional: int
+    keywords: tuple[str, ...]
+    unpacks: bool
+
+
+def _src(node: ast.AST | None) -> str:
+    return "" if node is None else ast.unparse(node)
+
+
+def _digest(nodes: list[ast.stmt]) -> str:
+    body = nodes
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # a docstring changes no behaviour
+    body = [n for n in body if not isinstance(n, ast.Pass) and not (
+        isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+        and n.value.value is Ellipsis)]  # `pass` and `...` do nothing
+    text = "\n".join(ast.dump(n, include_attributes=False) for n in body)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[str]:
+    out = []
+    for d in node.decorator_list:
+        d = d.func if isinstance(d, ast.Call) else d
+        out.append(_src(d))
+    return out
+
+
+def _params(a: ast.arguments, *, drop_first: bool) -> tuple[Param, ...]:
+    """The call-visible parameters of `a` (defaults right-aligned over posonly + args)."""
+    positional = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + [
+        *a.defaults]
+    out = [Param(p.arg, POSONLY if i < len(a.posonlyargs) else POS, _src(d) if d else None)
+           for i, (p, d) in enumerate(zip(positional, defaults, strict=True))]
+    if drop_first and out:
+        out = out[1:]
+    if a.vararg:
+        out.append(Param(a.vararg.arg, VARARGS, None))
+    out += [Param(p.arg, KWONLY, _src(d) if d is not None else None)
+            for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+    if a.kwarg:
+        out.append(Param(a.kwarg.arg, VARKW, None))
+    return tuple(out)
+
+
+def _fields(body: list[ast.stmt]) -> tuple[Param, ...]:
+    """A dataclass's (or NamedTuple's, attrs class's) constructor: its annotated fields in order,
+    `ClassVar`s and `field(init=False)` left out."""
+    out = []
+    for n in body:
+        if not (isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)):
+            continue
+        if "ClassVar" in _src(n.annotation):
+            continue
+        v = n.value
+        if isinstance(v, ast.Call) and any(k.arg == "init" and _src(k.value) == "False"
+                                           for k in v.keywords):
+            continue
+        out.append(Param(n.target.id, POS, _src(v) if v is not None else None))
+    return tuple(out)
+
+
+_EMPTY = _digest([])  # a body of `pass`, `...` or a docstring alone: no rename is read off it
+
+
+def definitions(source: str) -> dict[str, Definition]:
+    """Every function, method and class of a module by qualified name (a definition made twice,
+    in `if`/`try` branches, keeps the last). {} when the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, Definition] = {}
+
+    def walk(body: list[ast.stmt], prefix: str, in_class: bool) -> None:
+        for n in body:
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                decos = _decorators(n)
+                if "property" in decos or any(d.endswith((".setter", ".getter", ".deleter"))
+                                              for d in decos):
+                    kind, params = "property", None
+                else:
+                    kind = "method" if in_class else "function"
+                    params = _params(n.args, drop_first=in_class and "staticmethod" not in decos)
+                out[prefix + n.name] = Definition(prefix + n.name, kind, params,
+                                                  _digest(n.body), _src(n.returns))
+            elif isinstance(n, ast.ClassDef):
+                name = prefix + n.name
+                walk(n.body, name + ".", True)
+                # the constructor: an explicit __init__ is a method of its own (a change to it
+                # is reported there); a dataclass's or NamedTuple's is made of its fields
+                params = None
+                bases = [_src(b) for b in n.bases]
+                if name + ".__init__" not in out and (
+                        any(d in _DATACLASS for d in _decorators(n))
+                        or any(b.endswith("NamedTuple") for b in bases)):
+                    params = _fields(n.body)
+                out[name] = Definition(name, "class", params, _digest(
+                    [s for s in n.body if not isinstance(s, ast.FunctionDef
+                                                         | ast.AsyncFunctionDef)]))
+            elif isinstance(n, ast.If | ast.Try):
+                for block in (n.body, n.orelse, getattr(n, "finalbody", [])):
+                    walk(block, prefix, in_class)
+                for h in getattr(n, "handlers", []):
+                    walk(h.body, prefix, in_class)
+
+    walk(tree.body, "", False)
+    return out
+
+
+def signature_breaks(old: tuple[Param, ...], new: tuple[Param, ...]) -> list[str]:
+    """What in `new` stops some call that bound to `old` from binding (griffe's rules, by call
+    form); [] when every old call still binds."""
+    why: list[str] = []
+    onew = {p.name: p for p in new}
+    new_kinds = {p.kind for p in new}
+    old_pos = [p.name for p in old if p.kind in _POSITIONAL]
+    new_pos = [p.name for p in new if p.kind in _POSITIONAL]
+    for p in old:
+        n = onew.get(p.name)
+        if p.kind in (VARARGS, VARKW):
+            if p.kind not in new_kinds:
+                why.append(f"drops *{p.name}" if p.kind == VARARGS else f"drops **{p.name}")
+            continue
+        if n is None:
+            swallowed = (p.kind == KWONLY and VARKW in new_kinds) or (
+                p.kind == POSONLY and VARARGS in new_kinds) or (
+                p.kind == POS and {VARARGS, VARKW} <= new_kinds)
+            if not swallowed:
+                why.append(f"removes parameter {p.name}")
+            continue
+        if n.default is None and p.default is not None and n.kind not in (VARARGS, VARKW):
+            why.append(f"makes {p.name} required")
+        if p.kind in _POSITIONAL and n.kind == KWONLY:
+            why.append(f"makes {p.name} keyword-only")
+        elif p.kind != POSONLY and n.kind == POSONLY or p.kind == KWONLY and n.kind == POSONLY:
+            why.append(f"makes {p.name} positional-only")
+        if p.kind in _POSITIONAL and n.kind in _POSITIONAL and p.name in new_pos and \
+                old_pos.index(p.name) != new_pos.index(p.name):
+            why.append(f"moves {p.name} from position {old_pos.index(p.name) + 1} to "
+                       f"{new_pos.index(p.name) + 1}")
+    names = {p.name for p in old}
+    for n in new:
+        if n.name not in names and n.default is None and n.kind not in (VARARGS, VARKW):
+            why.append(f"adds required parameter {n.name}")
+    return why
+
+
+def _signature(params: tuple[Param, ...]) -> inspect.Signature:
+    kinds = {POSONLY: inspect.Parameter.POSITIONAL_ONLY,
+             POS: inspect.Parameter.POSITIONAL_OR_KEYWORD,
+             VARARGS: inspect.Parameter.VAR_POSITIONAL, KWONLY: inspect.Parameter.KEYWORD_ONLY,
+             VARKW: inspect.Parameter.VAR_KEYWORD}
+    return inspect.Signature([inspect.Parameter(
+        p.name, kinds[p.kind], default=inspect.Parameter.empty if p.default is None else None)
+        for p in params])
+
+
+def _bound(sig: inspect.Signature, call: CallShape) -> dict[str, str] | None:
+    """Which parameter each argument of `call` lands in (positionals by index), or None when it
+    does not bind."""
+    args = [f"#{i}" for i in range(call.positional)]
+    try:
+        b = sig.bind(*args, **{k: k for k in call.keywords})
+    except TypeError:
+        return None
+    out: dict[str, str] = {}
+    for name, value in b.arguments.items():
+        for v in value if isinstance(value, tuple) else value.values() \
+                if isinstance(value, dict) else [value]:
+            out[str(v)] = name
+    return out
+
+
+def still_binds(old: tuple[Param, ...], new: tuple[Param, ...], call: CallShape) -> bool:
+    """A call that bound to `old` binds to `new` with every argument in the same parameter (a
+    call that unpacks `*`/`**` is unknown: False)."""
+    if call.unpacks:
+        return False
+    before = _bound(_signature(old), call)
+    after = _bound(_signature(new), call)
+    return after is not None and (before is None or before == after)
+
+
+def call_sites(source: str, caller: str, callee: str) -> list[CallShape] | None:
+    """The calls of `callee` (a last name: a function, a method, or a class for its
+    constructor; `super().__init__` for `__init__`) inside definition `caller` (a qualified name
+    in `source`; "" for the module's top level); None when the caller is not found or the
+    source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    scope: ast.AST = tree
+    body: list[ast.stmt] = tree.body
+    for part in caller.split(".") if caller else []:
+        found = next((n for n in body if isinstance(
+            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
+        if found is None:
+            return None
+        scope, body = found, found.body
+    out: list[CallShape] = []
+    for n in ast.walk(scope):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+            else None
+        if name != callee:
+            continue
+        out.append(CallShape(
+            sum(1 for a in n.args if not isinstance(a, ast.Starred)),
+            tuple(k.arg for k in n.keywords if k.arg is not None),
+            any(isinstance(a, ast.Starred) for a in n.args)
+            or any(k.arg is None for k in n.keywords)))
+    return out
+
+
+def classify(old: Definition | None, new: Definition | None, qualname: str) -> Change | None:
+    """The change of one definition from `old` to `new` (either may be None); None when it did
+    not change."""
+    if old is None and new is None:
+        return None
+    if old is None:
+        assert new is not None
+        return Change(qualname, "compatible", f"adds {new.kind} {qualname}")
+    if new is None:
+        return Change(qualname, "breaking", f"removes {old.kind} {qualname}")
+    if old.kind != new.kind and "property" in (old.kind, new.kind):
+        return Change(qualname, "breaking", f"turns {old.kind} {qualname} into a {new.kind}")
+    if old.params is not None and new.params is not None and old.params != new.params:
+        breaks = signature_breaks(old.params, new.params)
+        if breaks:
+            return Change(qualname, "breaking", f"{qualname}: {'; '.join(breaks)}", old.params,
+                          new.params)
+        added = [p.name for p in new.params if p.name not in {q.name for q in old.params}]
+        defaults = [p.name for p in new.params for q in old.params
+                    if p.name == q.name and p.default != q.default and p.default is not None
+                    and q.default is not None]
+        if added:
+            return Change(qualname, "compatible", f"{qualname}: adds optional parameter(s) "
+                          f"{', '.join(added)}, keeping the old form")
+        if defaults:
+            return Change(qualname, "behaviour", f"{qualname}: changes the default of "
+                          f"{', '.join(defaults)}")
+        return Change(qualname, "compatible", f"{qualname}: widens its parameters")
+    if old.returns != new.returns:
+        return Change(qualname, "behaviour", f"{qualname}: changes its return annotation "
+                      f"({old.returns or 'none'} -> {new.returns or 'none'})")
+    if old.body != new.body:
+        return Change(qualname, "behaviour", f"changes the body of {qualname}")
+    return None
+
+
+def _parses(source: str | None) -> bool:
+    if source is None:
+        return True  # absent: the file was added or deleted
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def diff_module(old_source: str | None, new_source: str | None) -> list[Change]:
+    """Every changed definition of one module, old -> new (None: the file did not exist), in
+    source order of the old module then the new; a definition renamed (removed, and one of the
+    same kind and body added) is one breaking change under its old name. A change inside a
+    definition is reported on the definition, not again on the class around it."""
+    if not (_parses(old_source) and _parses(new_source)):
+        return []  # a side that does not parse says nothing of its definitions (the build check
+        # will fail on it): no removal is read off a syntax error
+    old = definitions(old_source) if old_source is not None else {}
+    new = definitions(new_source) if new_source is not None else {}
+    removed = [q for q in old if q not in new]
+    added = [q for q in new if q not in old]
+    renamed: dict[str, str] = {}
+    for q in removed:
+        same = [a for a in added if new[a].kind == old[q].kind and new[a].body == old[q].body
+                and new[a].params == old[q].params and new[a].body != _EMPTY
+                and a.rpartition(".")[0] == q.rpartition(".")[0] and a not in renamed.values()]
+        if len(same) == 1:
+            renamed[q] = same[0]
+    out: list[Change] = []
+    for q in old:
+        if q in renamed:
+            out.append(Change(q, "breaking", f"renames {old[q].kind} {q} to "
+                              f"{renamed[q].rpartition('.')[2]}"))
+            continue
+        c = classify(old[q], new.get(q), q)
+        if c is not None:
+            out.append(c)
+    out += [c for a in added if a not in renamed.values()
+            if (c := classify(None, new[a], a)) is not None]
+    # a class's own line counts only for its constructor or its class-level body: a method's
+    # change is the method's
+    touched = {c.qualname for c in out}
+    return [c for c in out if not (c.kind == "behaviour" and any(
+        t.startswith(c.qualname + ".") for t in touched))]

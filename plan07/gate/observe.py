@@ -1,0 +1,134 @@
+"""What a node's edit changed (§3.6 made observable, before the node's check runs): the Python
+files that differ from the last reached checkpoint, each read before and after at the entity level
+(plan07.gate.entitydiff), as `ObservedChange`s the rules load as facts. I/O: git blobs of the
+checkpoint and of the content about to be checked (a tree id: what the check will run on).
+
+Outside a git work tree there is no checkpoint to compare with: nothing is observed, and the
+plan orders by what the decomposer said and by definition-before-use alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plan07 import caps
+from plan07.gate.entitydiff import Param, call_sites, diff_module, still_binds
+from plan07.model import Evidence, ObservedChange
+
+# recon edge kinds by which code calls (or passes, inherits, uses) a definition
+CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
+# A node's edit is small (§3.4: at most 5 files); an observation reads at most this many files
+# and bytes, so a tree rewritten wholesale (a formatter run) costs a bounded read, not the repo.
+MAX_FILES = 64
+MAX_BYTES = 4 * 1024 * 1024
+
+
+def _module_of(path: str, modules: dict[str, str]) -> str:
+    """The dotted module of `path`: the recon graph's name for it, else recon's rule (a new
+    file), which lives with recon (plan07.evidence.parse.module_name)."""
+    if path in modules:
+        return modules[path]
+    from plan07.evidence.parse import module_name
+
+    return module_name(path)[0]
+
+
+def changed_python_files(repo: Path, base: str, tree: str) -> list[str]:
+    """The .py paths that differ between tree-ishes `base` and `tree` (added, changed, deleted,
+    renamed: both names), sorted."""
+    from plan07.store.git import git
+
+    out = git(repo, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z", "--no-renames",
+              "--relative", base, tree)
+    return sorted(p for p in out.split("\0") if p.endswith(".py"))
+
+
+def read_blobs(repo: Path, treeish: str, paths: list[str]) -> dict[str, str | None]:
+    """Each path's text in `treeish` (None: absent there, or not UTF-8), one `git cat-file
+    --batch` for all of them, at most MAX_BYTES in all."""
+    from plan07.store.git import cat_batch
+
+    if not paths:
+        return {}
+    out: dict[str, str | None] = {}
+    data, pos, budget = cat_batch(repo, [f"{treeish}:{p}" for p in paths]), 0, MAX_BYTES
+    for p in paths:
+        end = data.find(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[-1] == b"missing":
+            out[p] = None
+            continue
+        size = int(header[2])
+        blob, pos = data[pos:pos + size], pos + size + 1
+        budget -= size
+        try:
+            out[p] = blob.decode("utf-8") if budget >= 0 else None
+        except UnicodeDecodeError:
+            out[p] = None
+    return out
+
+
+def observe(repo: Path, base: str | None, tree: str | None,
+            evidence: Evidence) -> list[ObservedChange]:
+    """The changes the edit since checkpoint `base` (a git ref) made, read off content `tree`
+    (a git tree id); [] outside git, or when nothing is known to compare with."""
+    if not base or not tree or tree.startswith("stat:"):
+        return []
+    paths = changed_python_files(repo, base, tree)[:MAX_FILES]
+    if not paths:
+        return []
+    modules = {n.file: n.id for n in evidence.recon.nodes if n.kind == "module" and n.file}
+    before, after = read_blobs(repo, base, paths), read_blobs(repo, tree, paths)
+    out: list[ObservedChange] = []
+    for p in paths:
+        mod = _module_of(p, modules)
+        for c in diff_module(before.get(p), after.get(p)):
+            entity = f"{mod}.{c.qualname}"
+            kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
+            if kind == "breaking" and c.old is not None and c.new is not None:
+                broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence)
+                if not broken:
+                    kind, what = "compatible", f"{what} (every call in the repository binds)"
+            out.append(ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
+                                      what=what[: caps.FIELD_MAX_CHARS],
+                                      file=p[: caps.FIELD_MAX_CHARS],
+                                      consumers=broken[: caps.MAX_OBLIGATIONS]))
+    return out
+
+
+def _part(x: str, e: str) -> bool:
+    """`x` is `e`, inside `e`, or the class whose constructor `e` is."""
+    return x == e or x.startswith(e + ".") or (
+        e.rpartition(".")[2] in ("__init__", "__new__") and x == e.rpartition(".")[0])
+
+
+def _broken_callers(repo: Path, tree: str, entity: str, old: tuple[Param, ...],
+                    new: tuple[Param, ...], evidence: Evidence) -> list[str]:
+    """The recon consumers of `entity` whose calls of it no longer bind after `c` (a changed
+    signature), read from `tree`; a consumer with no call site to read (it passes or imports
+    the definition, or unpacks its arguments) counts as broken."""
+    nodes = {n.id: n for n in evidence.recon.nodes}
+    callers = sorted({e.src for e in evidence.recon.edges if e.kind in CALL_KINDS
+                      and _part(e.dst, entity) and not _part(e.src, entity)})
+    files = sorted({f for x in callers if (f := nodes[x].file if x in nodes else None)})
+    texts = read_blobs(repo, tree, files)
+    last = entity.rpartition(".")[2]
+    names = {entity.rsplit(".", 2)[-2], "__init__"} if last == "__init__" else {last}
+    broken = []
+    for x in callers:
+        n = nodes.get(x)
+        text = texts.get(n.file) if n is not None and n.file else None
+        mod = next((m for m in _module_chain(x) if nodes.get(m) and nodes[m].kind == "module"),
+                   None)
+        shapes = None if text is None or mod is None else [
+            s for name in names for s in call_sites(text, x[len(mod) + 1:], name) or []]
+        if not shapes or not all(still_binds(old, new, s) for s in shapes):
+            broken.append(x)
+    return broken
+
+
+def _module_chain(entity: str) -> list[str]:
+    """`a.b.c` -> [`a.b`, `a`]: the dotted prefixes that may name its module, longest first."""
+    parts = entity.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]

@@ -1,0 +1,87 @@
+"""The gate's models (§3.5): the check world a plan fixes at CP0, what each pass certified, a
+check's verdict, and what an edit was observed to change. Pure."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from plan07 import caps
+from plan07.model.fields import Entity, ObligationId, Strict
+from plan07.vocab import CheckKind
+
+ChangeKind = Literal["compatible", "breaking", "behaviour"]
+
+
+class ObservedChange(Strict):
+    """One change of an entity's interface (or behaviour) the gate read off a node's edit,
+    compared with the last checkpoint (plan07.gate.observe). `compatible`: every old call still
+    binds; `breaking`: some cannot (a parameter removed, renamed, reordered or made required, a
+    definition removed); `behaviour`: the body changed, the interface did not."""
+
+    entity: Entity
+    kind: ChangeKind
+    what: Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)]
+    file: Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)] = ""
+    # a breaking change: the recon consumers whose calls no longer bind (or cannot be read)
+    consumers: Annotated[list[Entity], Field(max_length=caps.MAX_OBLIGATIONS)] = []
+
+
+class GateRecord(Strict):
+    """What the gate recorded when a node passed (plan07.gate.world): the content it ran on (a git
+    tree id, or a stat fingerprint outside git), whether the files differ from the previous
+    validated state, and whether an executed test proved it (not `import:`/`compile` alone)."""
+
+    tree: str | None = None
+    changed: bool = False
+    proved: bool = False
+
+
+class GateInfo(Strict):
+    """The plan's check world (§3.5, README "The gate"): the repo's interpreter and where it was
+    found, the test command (an argv template; None: the repo's pytest), the CP0 baseline's sidecar
+    and the tests already failing then, the CP0 content, and one record per validated node."""
+
+    python: str
+    python_source: str
+    test_command: list[str] | None = None
+    test_ids: str = "pytest"
+    test_root: str = ""
+    command_source: str = "default"
+    baseline_file: str | None = None
+    baseline_tests: int = 0
+    baseline_failing: Annotated[list[str], Field(max_length=16)] = []
+    baseline_failing_total: int = 0
+    cp0_tree: str | None = None
+    validated: dict[str, GateRecord] = {}
+
+
+# §3.5 the local validation gate's outcome: a value, not an exception
+
+
+
+class Verdict(Strict):
+    """The outcome of one node's validation (§3.5 step 1). `unverifiable` means the validation
+    string is none of the runnable checks: the plan cannot terminate on it (design.md)."""
+
+    node_id: ObligationId
+    passed: bool
+    check: str
+    kind: CheckKind
+    output_tail: str = ""
+    duration_s: float = 0.0
+    test_calls: int = 0
+    # the check could not judge the node (the repo's environment lacks a module, its pytest
+    # lacks a plugin, the files changed while it ran): not the node's failure, no replan
+    # (plan07.gate.world); one line saying what to do
+    inconclusive: str | None = None
+    preexisting: list[str] = []  # failing already at the CP0 baseline: reported, not blamed
+    tests: list[str] = []  # what the test command ran (the exercising tests included)
+    red: bool = False  # a test-defining node, judged red (it must fail for an assertion)
+    # the interface changes the gate observed in this node's edit, one line each
+    observed: list[Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)]] = []
+    # not checked: the observed change cannot be valid alone, so the node became one step with
+    # these pending obligations (its composite is handed out next); nothing failed
+    merged_into: ObligationId | None = None
+    merged: list[ObligationId] = []

@@ -1,0 +1,191 @@
+"""What an observed edit does to the plan (§3.6 driven by the edit itself, as CodePlan adapts its
+plan): the gate read the handed-out node's changes before its check (plan07.gate.observe); here
+they become facts of the plan, the rules re-walk the node's neighbourhood with them, and
+
+- a breaking change whose consumers the plan holds, still pending, makes the node and their
+  rebinds one atomic step (no check is spent on a change that cannot be valid alone);
+- a breaking change whose consumers the plan does not hold adds their rebind obligations
+  (§3.6, one revision each, `caused_by` naming the observed change and the recon edge), then
+  the same atomic step;
+- an edit observed to change the behaviour of what a pending obligation's tests exercise lands
+  with those tests;
+- a compatible change orders its consumers after it (widen before rebind).
+
+Pure: the caller passes the observed changes, the evidence and the time, and runs it inside one
+transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from plan07 import caps
+from plan07.errors import InputError, PlanStateError
+from plan07.model import (
+    Evidence,
+    Feedback,
+    ImpactEdge,
+    Obligation,
+    ObservedChange,
+    OrderResult,
+    PlanArtifact,
+)
+from plan07.plan import artifact
+from plan07.plan.schedule import ATOMIC_KINDS
+from plan07.vocab import covers, sort_ids
+
+# recon edge kinds by which code consumes a definition (rules/ordering.dl consume_kind, less
+# `imports`: importing a module is not a call of the function that changed)
+CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
+MAX_ADDED = 16  # rebind obligations one observation may add (the §3.2 dependency cap)
+
+
+@dataclass(frozen=True)
+class Adapted:
+    """What the observation did: the changes recorded, the obligations it added, and the atomic
+    step the node became (None: it stays alone and its check runs)."""
+
+    changes: tuple[ObservedChange, ...] = ()
+    added: tuple[str, ...] = ()
+    merged_into: str | None = None
+    merged: tuple[str, ...] = ()
+
+
+def _owner(members: Sequence[Obligation], c: ObservedChange) -> str:
+    """The member obligation a change belongs to: the one whose target holds it (the deepest),
+    else the first modify."""
+    holding = [o for o in members if covers(o.target_entity, c.entity)]
+    if holding:
+        return max(holding, key=lambda o: len(o.target_entity)).id
+    return next((o.id for o in members if o.obligation == "modify"), members[0].id)
+
+
+def _part(x: str, e: str) -> bool:
+    """`x` is `e`, inside `e`, or the class whose constructor `e` is."""
+    return covers(e, x) or (e.rpartition(".")[2] in ("__init__", "__new__")
+                            and x == e.rpartition(".")[0])
+
+
+def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
+                        evidence: Evidence) -> list[ImpactEdge]:
+    """For each breaking change, the recon entities that call (or pass, inherit, use) the
+    changed entity and that no obligation of the plan covers: one edge each, changed entity ->
+    consumer, as impact feedback (cause `sig_change`, the relation naming the recon edge)."""
+    targets = [o.target_entity for o in artifact.obligations_of(art)]
+    known = {n.id for n in evidence.recon.nodes}
+    out: dict[str, ImpactEdge] = {}
+    for c in changes:
+        if c.kind != "breaking" or c.entity not in known:
+            continue
+        for e in evidence.recon.edges:
+            if e.kind not in CALL_KINDS or not _part(e.dst, c.entity) or _part(e.src, c.entity):
+                continue
+            if e.src not in c.consumers:  # its calls still bind (plan07.gate.observe)
+                continue
+            if e.src in out or any(covers(t, e.src) for t in targets):
+                continue
+            out[e.src] = ImpactEdge(src=c.entity, dst=e.src, relation=f"observed change, recon "
+                                    f"{e.kind}"[:64], cause="sig_change", confidence=0.9)
+    return [out[k] for k in sorted(out)][:MAX_ADDED]
+
+
+def add_consumers(art: PlanArtifact, cause: str, edges: Sequence[ImpactEdge],
+                  evidence: Evidence, *, note: str, time: str) -> list[str]:
+    """The rebind obligations of `edges` (changed entity -> consumer) added through §3.6 impact
+    feedback caused by obligation `cause` (one revision each, only the touched edges re-walked);
+    the ids added, [] when the plan refuses them (a cap, an unknown entity)."""
+    from plan07.order.derive import derive_order
+    from plan07.plan.amend import apply_feedback, revise_feedback
+
+    if art.revision is False or not edges or \
+            len(artifact.obligations_of(art)) + len(edges) > caps.MAX_OBLIGATIONS:
+        return []  # the trigger is off (§7.5 ablation), or the plan would outgrow its cap
+    fb = Feedback(caused_by=cause, impact_edges=list(edges), note=note[: caps.FIELD_MAX_CHARS])
+    before = {o.id for o in artifact.obligations_of(art)}
+    try:
+        rev = revise_feedback(art, fb, evidence, time=time)
+        walked = derive_order(rev.scope, rev.evidence, engine=art.engine, role_facts=art.roles,
+                              observed=art.observed) if rev.scope else OrderResult()
+        apply_feedback(art, rev, walked)
+    except (InputError, PlanStateError):  # refused: the plan stays, the check will tell
+        return []
+    return sort_ids({o.id for o in artifact.obligations_of(art)} - before)
+
+
+def worth_adapting(art: PlanArtifact, changes: Sequence[ObservedChange],
+                   evidence: Evidence) -> bool:
+    """Whether the rules could act on `changes` (a cheap test before the re-walk): an interface
+    change, or a behaviour change while a pending obligation targets tests."""
+    if any(c.kind in ("compatible", "breaking") for c in changes):
+        return True
+    tests = {n.id for n in evidence.recon.nodes if n.kind == "test"}
+    pending = [o for n in art.nodes if n.state != "complete"
+               for o in (art.collapsed.get(n.id) or [n])]
+    return any(c.kind == "behaviour" for c in changes) and any(
+        any(covers(o.target_entity, t) for t in tests) for o in pending
+        if o.obligation == "modify")
+
+
+def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
+          evidence: Evidence, *, time: str) -> Adapted:
+    """Record `changes` as what `node_id`'s edit did (replacing what an earlier attempt of it
+    recorded), add the rebinds of unplanned consumers, re-walk the rules over the node's
+    neighbourhood and let the scheduler merge what cannot land apart. The handed-out node is
+    the merged step when one forms (a new hand-out: an older verdict is stale)."""
+    from plan07.order.derive import derive_order
+    from plan07.plan.revise import rewalk_scope, splice_edges
+
+    node = artifact.node(art, node_id)
+    members = art.collapsed.get(node_id) or [
+        o for o in artifact.obligations_of(art) if o.id == node_id]
+    observed = {k: v for k, v in (art.observed or {}).items()
+                if k not in {o.id for o in members}}
+    for c in changes:
+        observed.setdefault(_owner(members, c), []).append(c)
+    art.observed = observed
+    owners = sort_ids({_owner(members, c) for c in changes})
+    lines = "; ".join(f"{c.kind}: {c.what}" for c in changes[:4])
+    more = f" (+{len(changes) - 4} more)" if len(changes) > 4 else ""
+    artifact.record(art, node_id, "observed", f"observed before the check: {lines}{more}",
+                    time=time)
+    if art.ordering is False:  # the §7.5 ablation of the rules: recorded, nothing derived from it
+        return Adapted(tuple(changes))
+    edges = unplanned_consumers(art, changes, evidence)
+    added = add_consumers(art, owners[0], edges, evidence,
+                          note=f"observed in {node_id}'s edit: {lines}", time=time)
+    evidence = art.evidence or evidence
+    obligations = artifact.obligations_of(art)
+    # the facts: the owners' neighbourhood and every pending obligation (a planned consumer of
+    # an observed change need not be linked to it yet); the edges re-walked: the owners' only
+    pending = {m for n in art.nodes if n.state != "complete" for m in {n.id, *n.members}}
+    near = {o.id for o in rewalk_scope(obligations, owners)}
+    scope = [o for o in rewalk_scope(obligations, [*owners, *sort_ids(pending)])
+             if o.id in near | pending]
+    walked = derive_order(scope, evidence, engine=art.engine, role_facts=art.roles,
+                          observed=art.observed)
+    touched = {o.id for o in scope}
+    kept = [v for v in art.violations if not set(v.nodes) & touched]
+    # a consumer already complete rebound before this change (widen, rebind, then narrow): it
+    # is not re-opened into a step with it
+    done = {m for n in art.nodes if n.state == "complete" for m in {n.id, *n.members}}
+    fresh = [v for v in walked.violations if set(v.nodes) & set(owners)
+             and not (v.kind in ATOMIC_KINDS and set(v.nodes) & done)]
+    try:
+        artifact.splice(art, obligations, evidence=evidence, violations=kept + fresh,
+                        edges=splice_edges(art.edges, walked.edges, owners))
+    except (InputError, PlanStateError):  # the scheduler refused the merge: the check decides
+        return Adapted(tuple(changes), tuple(added))
+    mine = set(node.members or [node_id])
+    now = next((n for n in art.nodes if mine <= set(n.members or [n.id])), None)
+    if now is None or now.id == node_id:
+        art.active = node_id
+        return Adapted(tuple(changes), tuple(added))
+    joined = sort_ids(set(now.members) - mine)
+    art.active = now.id  # the merged step is the one handed out now
+    art.epoch = (art.epoch or 0) + 1
+    artifact.add_revision(art, f"observed: {node_id}'s edit cannot be valid alone ({lines}); "
+                          f"{now.id} lands it with {', '.join(joined)}", node_id, time=time)
+    artifact.record(art, now.id, "merged", f"{node_id}'s observed change lands with "
+                    f"{', '.join(joined)} as one step, before any check", time=time)
+    return Adapted(tuple(changes), tuple(added), now.id, tuple(joined))

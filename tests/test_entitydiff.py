@@ -1,0 +1,89 @@
+"""The entity-level differ (plan07.gate.entitydiff), table-driven: what each edit of a definition
+is (compatible, breaking, behaviour), and which call sites still bind after a signature change."""
+
+from __future__ import annotations
+
+import pytest
+
+from plan07.gate.entitydiff import CallShape, call_sites, definitions, diff_module, still_binds
+
+CASES = [
+    # (old, new, [(qualname, kind, a word of `what`)])
+    ("def f(a): return a", "def f(a, b=1): return a", [("f", "compatible", "adds optional")]),
+    ("def f(a): return a", "def f(a, *, b=1): return a", [("f", "compatible", "adds optional")]),
+    ("def f(a): return a", "def f(a, *args, **kw): return a",
+     [("f", "compatible", "adds optional")]),
+    ("def f(a): return a", "def f(a, b): return a", [("f", "breaking", "adds required")]),
+    ("def f(a, b=1): return a", "def f(a, b): return a", [("f", "breaking", "makes b required")]),
+    ("def f(a, b): return a", "def f(a): return a", [("f", "breaking", "removes parameter b")]),
+    ("def f(a, b): return a", "def f(b, a): return a", [("f", "breaking", "moves")]),
+    ("def f(a, b): return a", "def f(a, *, b): return a", [("f", "breaking", "keyword-only")]),
+    ("def f(a, b): return a", "def f(a, b, /): return a", [("f", "breaking", "positional-only")]),
+    ("def f(a, *args): return a", "def f(a): return a", [("f", "breaking", "drops *args")]),
+    ("def f(a, *, b): return a", "def f(a, **kw): return a",  # b swallowed by **kw
+     [("f", "compatible", "adds optional")]),
+    ("def f(a=1): return a", "def f(a=2): return a", [("f", "behaviour", "default")]),
+    ("def f(a): return a", "def f(a): return a + 1", [("f", "behaviour", "body")]),
+    ("def f(a):\n    '''doc'''\n    return a", "def f(a):\n    '''new doc'''\n    return a", []),
+    ("def f(a): return a", "", [("f", "breaking", "removes function")]),
+    ("", "def g(): return 1", [("g", "compatible", "adds function")]),
+    ("def f(a): return a * 2", "def g(a): return a * 2", [("f", "breaking", "renames")]),
+    ("def f(): pass", "def g(y=1): pass", [("f", "breaking", "removes"),
+                                           ("g", "compatible", "adds")]),
+    ("class C:\n    def m(self, a): return a", "class C:\n    def m(self, a, b): return a",
+     [("C.m", "breaking", "adds required")]),
+    ("class C:\n    @staticmethod\n    def m(a): return a",
+     "class C:\n    @staticmethod\n    def m(a, b=0): return a", [("C.m", "compatible", "adds")]),
+    ("class C:\n    def __init__(self, a): self.a = a",
+     "class C:\n    def __init__(self, a, b): self.a = a",
+     [("C.__init__", "breaking", "adds required")]),
+    ("import dataclasses\n@dataclasses.dataclass\nclass P:\n    a: int",
+     "import dataclasses\n@dataclasses.dataclass\nclass P:\n    a: int\n    b: int = 0",
+     [("P", "compatible", "adds optional")]),
+    ("from dataclasses import dataclass\n@dataclass\nclass P:\n    a: int",
+     "from dataclasses import dataclass\n@dataclass\nclass P:\n    b: int\n    a: int",
+     [("P", "breaking", "adds required")]),
+    ("class C:\n    def m(self): return 1", "class C:\n    @property\n    def m(self): return 1",
+     [("C.m", "breaking", "property")]),
+    ("def f(a): return a", "def f(a:\n", []),  # does not parse: nothing is read off it
+]
+
+
+@pytest.mark.parametrize(("old", "new", "want"), CASES)
+def test_each_edit_is_classified(old: str, new: str, want: list[tuple[str, str, str]]) -> None:
+    got = diff_module(old or None, new or None)
+    assert [(c.qualname, c.kind) for c in got] == [(q, k) for q, k, _ in want]
+    for c, (_, _, word) in zip(got, want, strict=True):
+        assert word in c.what
+
+
+def _params(src: str) -> tuple[object, ...]:
+    params = definitions(src)["f"].params
+    assert params is not None
+    return params
+
+
+@pytest.mark.parametrize(("old", "new", "call", "binds"), [
+    ("def f(a, b=0): pass", "def f(a, c, b=0): pass", CallShape(1, (), False), False),
+    ("def f(a, b=0): pass", "def f(a, c, b=0): pass", CallShape(2, (), False), False),  # moved
+    ("def f(a, b=0): pass", "def f(a, b=0, *, c=1): pass", CallShape(2, (), False), True),
+    ("def f(a, b=0): pass", "def f(a): pass", CallShape(1, (), False), True),
+    ("def f(a, b=0): pass", "def f(a): pass", CallShape(1, ("b",), False), False),
+    ("def f(a, b=0): pass", "def f(a, *, b=0): pass", CallShape(1, ("b",), False), True),
+    ("def f(a, b=0): pass", "def f(a, *, b=0): pass", CallShape(2, (), False), False),
+    ("def f(a): pass", "def f(a, b=1): pass", CallShape(0, (), True), False),  # unpacks: unknown
+])
+def test_a_call_site_still_binds_or_not(old: str, new: str, call: CallShape,
+                                        binds: bool) -> None:
+    assert still_binds(_params(old), _params(new), call) is binds  # type: ignore[arg-type]
+
+
+def test_call_sites_are_read_inside_the_caller_only() -> None:
+    src = ("from m import total\n\nclass Cart:\n    def checkout(self):\n"
+           "        return total(self.items, rate=1) + total(*xs)\n\n"
+           "def other():\n    return total(1, 2, 3)\n")
+    assert call_sites(src, "Cart.checkout", "total") == [
+        CallShape(1, ("rate",), False), CallShape(0, (), True)]
+    assert call_sites(src, "other", "total") == [CallShape(3, (), False)]
+    assert call_sites(src, "missing", "total") is None
+    assert call_sites("def (:", "x", "total") is None

@@ -1,0 +1,183 @@
+"""Observed edits end to end on a small git repo the test writes: a terse decomposition (a target
+per change, no word of compatible or breaking), and plan07 reading each edit before its check.
+A planned callee goes before its planned caller (definition before use); a breaking edit of it
+becomes one step with its caller before any check runs; a compatible one is checked alone; a
+breaking edit with a consumer the plan does not hold adds its rebind (§3.6); an edit observed to
+change behaviour lands with the planned rewrite of its tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from plan07 import Planner
+
+pytestmark = pytest.mark.usefixtures("no_pytest_plugins")
+
+REQUEST = """Apply a tax rate at checkout.
+
+## Acceptance criteria
+
+- `tests/test_cart.py::test_checkout` passes
+"""
+PRICING = "def total(items, discount=0):\n    return sum(items) - discount\n"
+CART = ("from pkg.pricing import total\n\n\nclass Cart:\n    def __init__(self, items):\n"
+        "        self.items = items\n\n    def checkout(self):\n        return total(self.items)\n")
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "repo"
+    files = {
+        "pkg/__init__.py": "", "pkg/pricing.py": PRICING, "pkg/cart.py": CART,
+        "tests/test_cart.py": "from pkg.cart import Cart\n\n\ndef test_checkout():\n"
+                              "    assert Cart([1, 2]).checkout() == 3\n",
+        "tests/test_pricing.py": "from pkg.pricing import total\n\n\ndef test_total():\n"
+                                 "    assert total([1, 2], 1) == 2\n",
+        ".gitignore": "__pycache__/\n",
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-q", "-m",
+                  "init"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return repo
+
+
+def ob(i: str, target: str, why: str = "requirement") -> dict[str, object]:
+    return {"id": i, "target_entity": target, "obligation": "modify", "caused_by": why,
+            "dependencies": [], "evidence": "03 recon", "status": "ready",
+            "validation": "compile"}
+
+
+def plan(tmp_path: Path, obligations: list[dict[str, object]]) -> tuple[Planner, Path]:
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": obligations}))
+    repo = make_repo(tmp_path)
+    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
+                          state_dir=tmp_path / "state"), repo
+
+
+# the caller listed first, and neither says how the callee's interface changes
+TERSE = [ob("O1", "pkg.cart.Cart.checkout", "requirement: checkout applies the tax rate"),
+         ob("O2", "pkg.pricing.total", "requirement: total takes a tax rate")]
+
+
+def test_before_any_edit_the_planned_callee_goes_before_its_caller(tmp_path: Path) -> None:
+    planner, _ = plan(tmp_path, TERSE)
+    assert [(e.from_, e.to, e.rule) for e in planner.artifact.edges] == [
+        ("O2", "O1", "definition_before_use")]
+    proof = planner.explain("O2", "O1")
+    assert proof.holds
+    assert proof.goal == 'precedes("O2", "O1", "definition_before_use")'
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O2"
+
+
+def test_a_breaking_edit_lands_with_its_planned_caller_before_any_check(tmp_path: Path) -> None:
+    planner, repo = plan(tmp_path, TERSE)
+    assert planner.next().node_id == "O2"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(
+        "def total(items, tax_rate, discount=0):\n"
+        "    return sum(items) * (1 + tax_rate) - discount\n")
+    verdict = planner.complete("O2")
+    # the planned caller, and the test whose positional call now lands in tax_rate (added)
+    tested = [o.id for o in planner.obligations()
+              if o.target_entity == "tests.test_pricing.test_total"]
+    assert (verdict.passed, verdict.merged_into, verdict.merged) == (
+        False, "O1_atomic", ["O1", *tested])
+    assert len(tested) == 1
+    assert verdict.test_calls == 0  # nothing ran: the change cannot be valid alone
+    assert any("adds required parameter tax_rate" in line for line in verdict.observed)
+    events = [r.event for r in planner.artifact.audit]
+    assert "failed" not in events
+    assert events[-3:] == ["observed", "feedback", "merged"]  # the test's rebind: §3.6
+    art = planner.artifact
+    assert art.observed is not None
+    assert [(c.entity, c.kind) for c in art.observed["O2"]] == [("pkg.pricing.total",
+                                                                 "breaking")]
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O1_atomic"
+    (repo / "pkg" / "cart.py").write_text(CART.replace("total(self.items)",
+                                                       "total(self.items, 0.0)"))
+    (repo / "tests" / "test_pricing.py").write_text(
+        "from pkg.pricing import total\n\n\ndef test_total():\n"
+        "    assert total([1, 2], 0, 1) == 2\n")
+    assert planner.complete("O1_atomic").passed
+    assert planner.next() is None
+
+
+def test_a_compatible_edit_is_checked_alone_and_its_caller_follows(tmp_path: Path) -> None:
+    planner, repo = plan(tmp_path, TERSE)
+    assert planner.next().node_id == "O2"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(
+        "def total(items, discount=0, tax_rate=0.0):\n"
+        "    return sum(items) * (1 + tax_rate) - discount\n")
+    verdict = planner.complete("O2")
+    assert verdict.passed
+    assert verdict.merged_into is None
+    assert any(line.startswith("compatible: pkg.pricing.total: adds optional parameter")
+               for line in verdict.observed)
+    assert ("O2", "O1", "widen_before_rebind") in [
+        (e.from_, e.to, e.rule) for e in planner.artifact.edges]
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+
+
+def test_a_breaking_edit_adds_the_rebind_of_a_consumer_the_plan_does_not_hold(
+        tmp_path: Path) -> None:
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(
+        "def total(items, tax_rate, discount=0):\n"
+        "    return sum(items) * (1 + tax_rate) - discount\n")
+    verdict = planner.complete("O1")
+    assert verdict.merged_into is not None
+    assert not verdict.passed
+    art = planner.artifact
+    added = {o.target_entity: o for o in planner.obligations() if o.id != "O1"}
+    assert sorted(added) == ["pkg.cart.Cart.checkout", "tests.test_pricing.test_total"]
+    cart = added["pkg.cart.Cart.checkout"]
+    assert "observed change, recon calls" in cart.caused_by
+    assert any(r.change.startswith(f"added {cart.id} (pkg.cart.Cart.checkout)")
+               for r in art.revision_history)
+    assert verdict.merged == sorted(o.id for o in added.values())
+    (repo / "pkg" / "cart.py").write_text(CART.replace("total(self.items)",
+                                                       "total(self.items, 0.0)"))
+    (repo / "tests" / "test_pricing.py").write_text(
+        "from pkg.pricing import total\n\n\ndef test_total():\n"
+        "    assert total([1, 2], 0, 1) == 2\n")
+    assert planner.next().node_id == verdict.merged_into  # type: ignore[union-attr]
+    assert planner.complete(verdict.merged_into).passed
+
+
+def test_only_the_consumers_whose_calls_no_longer_bind_are_added(tmp_path: Path) -> None:
+    """`discount` removed: Cart.checkout calls `total(self.items)`, which still binds; the test
+    passes it positionally, which does not: only the test gets a rebind."""
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text("def total(items):\n    return sum(items)\n")
+    verdict = planner.complete("O1")
+    art = planner.artifact
+    assert art.observed is not None
+    [change] = art.observed["O1"]
+    assert (change.kind, change.consumers) == ("breaking", ["tests.test_pricing.test_total"])
+    assert [o.target_entity for o in planner.obligations() if o.id != "O1"] == [
+        "tests.test_pricing.test_total"]
+    assert verdict.merged_into is not None
+
+
+def test_a_behaviour_change_lands_with_the_planned_rewrite_of_its_tests(tmp_path: Path) -> None:
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement"),
+                                    ob("O2", "tests.test_pricing", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(  # the same interface, another result
+        "def total(items, discount=0):\n    return max(sum(items) - discount, 0)\n")
+    verdict = planner.complete("O1")
+    assert (verdict.merged_into, verdict.merged) == ("O1_atomic", ["O2"])
+    assert any(line.startswith("behaviour:") for line in verdict.observed)
