@@ -88,8 +88,10 @@ def connect(address: str, *, cpus: int) -> Iterator[Any]:
                              "; start one with `ray start --head`", field="--ray") from None
         if _loopback(endpoint[0]):  # else Ray swaps it for this machine's own address
             env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    saved = {k: os.environ.get(k) for k in env}
     temp = tempfile.mkdtemp(prefix="plan07-ray-") if local else None
+    if temp is not None:  # the cluster's files and every temporary file of its workers (the
+        env["TMPDIR"] = temp  # units' repos, unpacked snapshots): removed with it at the end
+    saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     import ray
 

@@ -26,6 +26,9 @@ from plan07.errors import InputError
 INSTALL = "pip install 'plan07[scale]'"
 PROBE_TIMEOUT_S = 120.0
 KEEP_SNAPSHOTS = 2  # unpacked snapshots a worker keeps (units are submitted task by task)
+# plan07-ray-snap-PID-*: a worker Ray ends at the run's end runs no atexit; the next run's probe
+# on that node removes what a worker no longer alive left
+SNAP_PREFIX = "plan07-ray-snap-"
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ def _unpacked(s: Shipped) -> str:
         return str(_UNPACKED[s.key])
     if not _UNPACKED:
         atexit.register(_clean)
-    root = Path(tempfile.mkdtemp(prefix="plan07-ray-snap-"))
+    root = Path(tempfile.mkdtemp(prefix=f"{SNAP_PREFIX}{os.getpid()}-"))
     with tarfile.open(fileobj=io.BytesIO(s.tar), mode="r:gz") as tf:
         tf.extractall(root, filter="tar")  # our own archive: links kept as copytree keeps them
     _UNPACKED[s.key] = root
@@ -111,8 +114,20 @@ def source_digest() -> str:
     return h.hexdigest()[:16]
 
 
+def _sweep() -> None:
+    """Remove the unpacked snapshots of workers that are gone (this node's temp directory)."""
+    if not Path("/proc/self").exists():  # no way to tell a live pid here: leave them
+        return
+    for d in Path(tempfile.gettempdir()).glob(f"{SNAP_PREFIX}*-*"):
+        pid = d.name.removeprefix(SNAP_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists() and d.is_dir():
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def plan07_ab_probe(pythons: list[str], model: bool) -> dict[str, Any]:
-    """Run on each node before any unit: this node's plan07 sources and what it lacks."""
+    """Run on each node before any unit: this node's plan07 sources and what it lacks (and
+    the snapshots dead workers left there, removed)."""
+    _sweep()
     missing = [f"no interpreter {p} (a task's `python`; every node needs it at the same path)"
                for p in pythons if not Path(p).exists()]
     if model and not os.environ.get("PLAN07_LLM_BASE_URL", "").strip():
