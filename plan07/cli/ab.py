@@ -81,7 +81,15 @@ def ab(
                                     "work.")] = "",
     real_size: Annotated[bool, typer.Option(
         "--real-size/--toy-size", help="Pad generated modules to real module sizes.")] = True,
-    workers: Annotated[int, typer.Option("--workers", help="Parallel worker processes.")] = 2,
+    workers: Annotated[int, typer.Option(
+        "--workers", help="Parallel worker processes (with --ray local: the CPUs of the "
+                          "cluster it starts).")] = 2,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", help="Run each unit as a Ray task: local (start a loopback-only cluster "
+                      "here), auto (a running one: ray start --head) or HOST:PORT. Needs "
+                      "the scale extra (Ray).")] = None,
+    ray_retries: Annotated[int, typer.Option(
+        "--ray-retries", help="Times Ray re-runs a unit whose worker died.")] = 3,
     hidden_consumer_rate: Annotated[float, typer.Option(
         "--hidden-consumer-rate",
         help="Chance a widening with >= 2 consumers hides one consumer rebind from the "
@@ -101,7 +109,8 @@ def ab(
     if size is not None and not 3 <= size <= 30:
         raise InputError(f"--size must be in 3..30, got {size}", field="--size")
     for name, v, lo in (("--tasks", tasks, 0), ("--runs", runs, 1), ("--bound", bound, 0),
-                        ("--workers", workers, 1), ("--ablation-tasks", ablation_tasks, 0)):
+                        ("--workers", workers, 1), ("--ablation-tasks", ablation_tasks, 0),
+                        ("--ray-retries", ray_retries, 0)):
         if v < lo:
             raise InputError(f"{name} must be >= {lo}, got {v}", field=name)
     if not 0 <= hidden_consumer_rate <= 1:
@@ -120,6 +129,10 @@ def ab(
     for name, path in (("--swebench", swebench), ("--commits", commits)):
         if path is not None and not path.is_file():
             raise InputError(f"{path} is not a file", field=name)
+    if ray is not None:
+        from plan07.ab.cluster import require
+
+        require(ray.strip())
     mechs = _mechanisms(ablation_mechanisms)
     extra = ablation_tasks > tasks and not (examples or swebench or commits)
     cfg = Config(tasks=ablation_tasks if extra else tasks, main_tasks=tasks if extra else None,
@@ -131,7 +144,7 @@ def ab(
                  ablation_mechanisms=mechs)
     with tempfile.TemporaryDirectory(prefix="plan07-ab-snap-") as snaps:  # removed at the end
         _run(cfg, tasks, size, max_size, examples, swebench, commits, Path(snaps), out,
-             as_json, _command(cfg, size, swebench, commits))
+             as_json, _command(cfg, size, swebench, commits), ray, ray_retries)
 
 
 def _require_extras(engine: str, executor: str, ablation_executor: str, tokenizer: str) -> None:
@@ -179,7 +192,7 @@ def _command(cfg: Any, size: int | None, swebench: Path | None, commits: Path | 
 
 def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
          swebench: Path | None, commits: Path | None, snaps: Path, out: Path, as_json: bool,
-         command: str) -> None:
+         command: str, ray: str | None = None, ray_retries: int = 3) -> None:
     from plan07.ab.generator import generate_tasks
     from plan07.ab.report import write
     from plan07.ab.runner import run_ab
@@ -212,7 +225,16 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
                   f"tc={row['consistency']:.2f} ({time.monotonic() - t0:.0f}s)",
                   file=sys.stderr, flush=True)
 
-    res = run_ab(task_list, cfg, progress)
+    try:
+        if ray is None:
+            res = run_ab(task_list, cfg, progress)
+        else:
+            from plan07.ab.cluster import on_ray
+
+            res = run_ab(task_list, cfg, progress, execute=on_ray(ray.strip(), ray_retries))
+    except KeyboardInterrupt:  # Ctrl-C: the units still out are cancelled (Ray) or ended
+        typer.echo("error: interrupted; nothing written", err=True)
+        raise typer.Exit(130) from None
     paths = write(res, out, command)
     if as_json:
         print_json({"out": [str(p) for p in paths], "aggregate": res["aggregate"],
