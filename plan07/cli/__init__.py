@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
+from typing import Annotated
 
 import typer
 
@@ -25,8 +26,22 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"plan07 {version('plan07')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            typer.echo("plan07 (not installed)")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print plan07's version and exit.",
+                                          is_eager=True, callback=_version)] = False,
+) -> None:
     """Plan a coding request into typed obligations, ordered by Datalog rules, driven one by one."""
 
 

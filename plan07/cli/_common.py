@@ -53,6 +53,8 @@ StateOpt = Annotated[
                  "build/07-task-decomposition-planning/)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line on stderr (it "
+                                        "is drawn only on a terminal, for steps over a second).")]
 EngineOpt = Annotated[str, typer.Option("--engine", help="pydatalog (default) or clingo.")]
 RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rule file (default "
                                                 "rules/ordering.dl or $PLAN07_RULES).")]

@@ -18,7 +18,7 @@ def canonicalize(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
-    """Turn a request into a typed requirement: goal, acceptance criteria, constraints (§3.1).
+    """Turn a request into a typed requirement: goal, acceptance criteria, constraints.
 
     Deterministic, no model. Criteria the request does not name are derived from its verbs and
     marked "needs confirmation". Same input, same bytes out.

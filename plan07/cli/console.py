@@ -12,6 +12,7 @@ console script's fast path for `complete` (plan07.entry), so both print the same
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -120,15 +121,26 @@ def open_planner(state: Path | None) -> Planner:
     return Planner.at(state)
 
 
-def complete(node_id: str, state: Path | None, timeout: float, as_json: bool) -> int:
-    """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2."""
-    from plan07 import block, printable
+def complete(node_id: str, state: Path | None, timeout: float, as_json: bool, *,
+             quiet: bool = False) -> int:
+    """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2;
+    not checked because its observed edit cannot be valid alone and joined pending work in one
+    step -> 0 (nothing failed; that step is handed out next). A judged (or merged) check then
+    hands out what `plan07 next` would (`_hand_out_next`)."""
+    from plan07 import block, printable, progress
+    from plan07.cli.progressline import shown
 
-    verdict = open_planner(state).complete(node_id, timeout=timeout)
+    planner = open_planner(state)
+    with shown(quiet), progress.step(f"check of {node_id}"):
+        verdict = planner.complete(node_id, timeout=timeout)
     if as_json:
         print_json(verdict)
     elif verdict.inconclusive:
         echo(f"error: {error_line(f'{node_id} not judged: {verdict.inconclusive}')}", err=True)
+    elif verdict.merged_into is not None:
+        echo(f"{printable(node_id)} not checked: {printable(verdict.output_tail)}")
+        for line in verdict.observed:
+            echo(f"  observed {printable(line)}")
     else:  # one record per line: the check and the output can forge none of plan07's own
         word = "passed" if verdict.passed else "FAILED"
         echo(f"{printable(node_id)} {word}: {printable(verdict.check)} ({verdict.kind}, "
@@ -139,4 +151,14 @@ def complete(node_id: str, state: Path | None, timeout: float, as_json: bool) ->
             echo(block(verdict.output_tail[-800:]))
     if verdict.inconclusive:  # the environment, not the node: exit 2, nothing recorded
         return 2
-    return 0 if verdict.passed else 1
+    _hand_out_next(planner)
+    return 0 if verdict.passed or verdict.merged_into is not None else 1
+
+
+def _hand_out_next(planner: Planner) -> None:
+    """The hand-out the agent's next call, `plan07 next`, would make, made now, while this
+    process has the plan's models loaded: it leaves the view in next.json, so that call is
+    answered by the console script's fast path (plan07.entry) without loading them again. A
+    refusal here is left for that call to report."""
+    with contextlib.suppress(Plan07Error):
+        planner.next_step()

@@ -11,6 +11,7 @@ import typer
 
 from plan07.cli._common import (
     JsonOpt,
+    QuietOpt,
     StateOpt,
     console,
     open_planner,
@@ -37,20 +38,28 @@ def plan(
         "$VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own.")] = None,
     test_command: Annotated[str | None, typer.Option(
         "--test-command", help='The test command as a JSON argv template, e.g. \'["{python}", '
-        '"tests/runtests.py", "{tests}"]\' (default: [tool.plan07] test-command, else pytest).'
+        '"tests/runtests.py", "{tests}"]\' (default: the test-command of the repository\'s '
+        'pyproject.toml, section tool.plan07; else pytest).'
     )] = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Replace a plan in the state dir that has progress (without it, such "
+        "a plan is kept and this command refused).")] = False,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """The whole pipeline to a persisted plan: canonicalize, decompose, order, schedule, persist.
-    The repo's interpreter and test command are fixed here, and the plan's tests run once on the
-    unchanged repo (the CP0 baseline: failures already there are never blamed on a node)."""
+    """Plan a request: read it, break it into obligations, order them, schedule them, and save
+    the plan. The repository's interpreter and test command are fixed here, and the plan's tests
+    run once on the unchanged repository (the baseline: what fails already is never blamed on
+    an obligation). A plan already in the state dir that has progress is kept unless --replace."""
     from plan07 import Planner
+    from plan07.cli import progressline
 
     request = read_text(file, what="request")
     task = read_text(task_file, what="task") if task_file else None
-    planner = Planner.create(request, repo=repo, evidence=evidence, llm=llm, state_dir=state,
-                             engine=engine, task_text=task, python=python,
-                             test_command=test_command)
+    with progressline.shown(quiet):
+        planner = Planner.create(request, repo=repo, evidence=evidence, llm=llm,
+                                 state_dir=state, engine=engine, task_text=task, python=python,
+                                 test_command=test_command, replace=replace)
     for warning in planner.warnings:
         typer.echo(warning, err=True)
     art = planner.artifact
@@ -82,7 +91,7 @@ def plan(
 
 
 def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
-    """The single actionable obligation (§3.4), nothing of the rest of the schedule."""
+    """The one obligation to work on now, and nothing of the rest of the plan."""
     from plan07 import display
 
     step = open_planner(state).next_step()
@@ -124,12 +133,14 @@ def complete(
     node_id: Annotated[str, typer.Argument(help="The obligation to validate, e.g. O3.")],
     state: StateOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per check.")] = 120.0,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the node's validation; pass -> complete and advance; fail -> exit 1."""
+    """Run the obligation's check: passed, it is complete and the plan moves on; failed, exit 1
+    (only it and what depends on it are planned again)."""
     from plan07.cli import console  # the console script's fast path prints through it too
 
-    rc = console.complete(node_id, state, timeout, as_json)
+    rc = console.complete(node_id, state, timeout, as_json, quiet=quiet)
     if rc:
         raise typer.Exit(rc)
 
@@ -142,7 +153,8 @@ def confirm(
     state: StateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Confirm acceptance criteria (§3.1 step 2): a plan may not terminate on a derived one."""
+    """Confirm acceptance criteria only a person can settle: a plan may not finish on a derived
+    one, or on a command plan07 never runs."""
     planner = open_planner(state)
     new = planner.confirm(numbers or (), all=all_)
     if as_json:

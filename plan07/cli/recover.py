@@ -16,7 +16,7 @@ def feedback(
     state: StateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Impact feedback: add missing obligations, remove falsified ones (§3.6).
+    """Impact feedback: add missing obligations, remove falsified ones.
 
     Only the touched neighbourhood's edges are re-walked through the rules. Prints one line per
     revision."""

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plan07 import progress
 from plan07.errors import InputError
 from plan07.gate.baseline import Baseline
 from plan07.gate.checks import (
@@ -80,7 +81,8 @@ def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, 
     command = load_command(repo, test_command)
     ctx = GateContext(repo, interp, command, exercised=exercised, env=env)
     tree = fingerprint(repo, keep=[state_dir])
-    base, problem = take_baseline(nodes, ctx, timeout=timeout)
+    with progress.step("baseline: the plan's tests on the unchanged repository"):
+        base, problem = take_baseline(nodes, ctx, timeout=timeout)
     if problem:
         raise InputError(problem, field="--python")
     failing = base.failing()

@@ -1,4 +1,9 @@
-"""The MCP server's stdin, guarded (docs/safety.md "Hostile input"). I/O: stdin.
+"""The MCP server's edges, guarded (docs/safety.md "Hostile input"): what reaches a tool and
+what a tool answers. I/O: stdin.
+
+Every error a tool answers is one `error:` line (`tool_error`): a plan07 error as the CLI prints
+it, a fault (a full disk) too (`as_tool`, which wraps each tool function), and an argument of the
+wrong type, which the SDK would refuse with pydantic's multi-line report (`server_class`).
 
 The SDK reads each JSON-RPC line with pydantic's JSON parser, which gives up on a document nested
 about 200 deep: the request is dropped and its client waits forever for a reply. `GuardedStdin`
@@ -12,12 +17,16 @@ plan07.gate.supervisor), so a long call does not outlive its client.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import sys
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec
+
+P = ParamSpec("P")
 
 REFUSED = "__plan07_refused__"
 ENVELOPE = 4  # {"params": {"arguments": {NAME: ...}}} around what a tool receives
@@ -89,3 +98,84 @@ class GuardedStdin:
             timer.start()
             raise StopAsyncIteration
         return guard_line(line)
+
+
+def tool_error(line: str) -> Any:
+    """A tool error carrying the CLI's one `error:` line."""
+    from mcp.types import CallToolResult, TextContent
+
+    from plan07 import printable
+
+    return CallToolResult(is_error=True, content=[
+        TextContent(type="text", text=f"error: {printable(' '.join(line.split()))[:1000]}")])
+
+
+def server_class() -> Any:
+    """MCPServer whose argument errors are tool errors of one line (`error: complete:
+    timeout: Input should be a valid number`), not pydantic's multi-line report, and whose
+    over-deep requests (plan07.mcp.guard) get one too."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class PlanServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any],
+                            context: Any = None) -> Any:
+            if REFUSED in arguments:
+                return tool_error(f"{name}: {arguments[REFUSED]}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if not isinstance(cause, ValidationError):
+                    raise
+                errors = cause.errors()
+                loc = ".".join(str(p) for p in errors[0]["loc"]) or "arguments"
+                more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+                return tool_error(f"{name}: {loc}: {errors[0]['msg']}{more}; nothing was done")
+
+    return PlanServer
+
+
+def serve_stdio(server: Any) -> None:
+    """`server.run("stdio")`, reading stdin through `GuardedStdin` (MCPServer.run_stdio_async
+    with the guarded stdin)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def run() -> None:
+        low = server._lowlevel_server
+        async with stdio_server(stdin=GuardedStdin()) as (read_stream,  # type: ignore[arg-type]
+                                                           write_stream):
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+    anyio.run(run)
+
+
+def as_tool(fn: Callable[P, Any], told: Callable[[str], str], *,
+            user_only: bool = False) -> Callable[P, Any]:
+    """`fn` as the SDK calls it: its signature and output model unchanged (`functools.wraps`,
+    so the SDK derives the same schemas), a plan07 error turned into a tool error carrying the
+    CLI's line as `told` words it for an agent, a fault (a full disk) into the CLI's line too,
+    a result into structured content plus the same JSON as text (marked for the user's eyes
+    only when `user_only`)."""
+    from mcp.types import Annotations, CallToolResult, TextContent
+
+    from plan07.errors import Plan07Error, fault_line
+
+    audience = Annotations(audience=["user"]) if user_only else None
+
+    @functools.wraps(fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> Any:
+        try:
+            result = fn(*args, **kwargs)
+        except Plan07Error as exc:
+            return tool_error(told(exc.one_line()))
+        except OSError as exc:  # nothing was committed: every write is atomic
+            return tool_error(fault_line(exc))
+        data = result.model_dump(mode="json", by_alias=True)
+        return CallToolResult(structured_content=data, content=[
+            TextContent(type="text", text=json.dumps(data, ensure_ascii=False),
+                        annotations=audience)])
+
+    return call

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from plan07 import caps, collector
+from plan07 import caps, collector, progress
 from plan07.errors import InputError, ModelOutputError
 from plan07.model import Evidence, OrderResult, PlanArtifact
 from plan07.plan import artifact
@@ -55,10 +55,12 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
     from plan07.request.canonicalize import canonicalize
 
     requirement = canonicalize(request, task_text)
+    client = make_client(llm) if isinstance(llm, str) else llm  # refused before recon runs
     if evidence is None:
-        evidence = build_evidence(repo, request=request)
-    client = make_client(llm) if isinstance(llm, str) else llm
-    dec = decompose(requirement, evidence, client)
+        with progress.step(f"recon of {repo.resolve().name or repo}"):
+            evidence = build_evidence(repo, request=request)
+    with progress.step(f"decomposition ({getattr(client, 'name', 'client')})"):
+        dec = decompose(requirement, evidence, client)
     if not dec.obligations:
         why = "re-scope it into smaller requests" if dec.rescope else "re-canonicalize it"
         raise ModelOutputError(
@@ -66,8 +68,9 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
             f"nothing was planned: {why} (§4 fallback)",
             raw=dec.raw or "",
         )
-    order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles) \
-        if ordering else OrderResult()
+    with progress.step(f"ordering ({engine})"):
+        order = derive_order(dec.obligations, evidence, engine=engine, role_facts=dec.roles) \
+            if ordering else OrderResult()
     kept = neighbourhood(evidence, [o.target_entity for o in dec.obligations], hops=2)
     draft = artifact.new_artifact(
         requirement, dec.obligations, order, kept, repo=repo.resolve(), engine=engine,
@@ -75,5 +78,6 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
         usage=[dec.usage] if dec.usage else [], now=now or artifact.now(), plan_id=plan_id,
     )
     draft.max_retries = max_retries
+    draft.ordering = None if ordering else False
     draft.roles = dec.roles  # plan07's own decomposer's role facts (docs/rules.md)
     return Draft(draft, evidence, client)
