@@ -13,8 +13,8 @@ real `O1 FAILED`), a bidi override that reorders what is shown. Colour codes are
 - `json_text(text)`: a JSON text with the characters json.dumps leaves raw under
   `ensure_ascii=False` (DEL, C1, bidi controls) written as `\\uXXXX` escapes: the same data.
 - `scrub(text, tty=...)`: the last line of defence on the output stream itself (plan07.cli's
-  streams): every control character but newline and tab escaped; on a terminal, the CSI
-  sequences rich itself writes (colours, cursor and erase) and carriage return are kept.
+  streams): every control character but newline, tab and carriage return escaped; on a
+  terminal, the CSI sequences rich itself writes (colours, cursor and erase) are kept.
 """
 
 from __future__ import annotations
@@ -80,15 +80,16 @@ def json_text(text: str) -> str:
 
 
 def scrub(text: str, *, tty: bool) -> str:
-    """What the output stream lets through: newline and tab; on a terminal also the CSI
-    sequences rich writes (colours, cursor, erase) and carriage return; every other control
-    character as `\\uXXXX` (valid inside a JSON string too)."""
+    """What the output stream lets through: newline, tab and carriage return (the progress
+    line's); on a terminal also the CSI sequences rich writes (colours, cursor, erase); every
+    other control character as `\\uXXXX` (valid inside a JSON string too). Strings of a model's
+    or a test's never get here raw (`printable`): this is the last line of defence."""
     if not _CONTROL.search(text):
         return text
 
     def one(m: re.Match[str]) -> str:
         s = m.group()
-        if s in "\n\t" or (tty and (s == "\r" or len(s) > 1)):
+        if s in "\n\t\r" or (tty and len(s) > 1):
             return s
         return "".join(f"\\u{ord(c):04x}" if _CONTROL.match(c) else c for c in s)
 

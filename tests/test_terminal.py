@@ -38,7 +38,7 @@ def test_json_text_stays_json_and_the_same_data() -> None:
 def test_the_stream_keeps_only_what_rich_writes_and_only_on_a_terminal() -> None:
     rich = "\x1b[1mbold\x1b[0m\r\n"
     assert scrub(rich, tty=True) == rich
-    assert scrub(rich, tty=False) == "\\u001b[1mbold\\u001b[0m\\u000d\n"
+    assert scrub(rich, tty=False) == "\\u001b[1mbold\\u001b[0m\r\n"
     assert scrub(OSC52, tty=True) == "\\u001b]52;c;aGVsbG8=\\u0007"
 
 
