@@ -210,10 +210,7 @@ class Planner(PlanReader):
                              field="--timeout")
         with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
             node, members = transitions.validatable(tx.art, node_id)  # refused: nothing written
-            repo = Path(tx.art.repo or ".")
-            if not repo.is_dir():
-                raise InputError("repository directory not found", field="repo",
-                                 source=str(repo))
+            repo = gate.the_repo(tx.art)  # the one the plan was made for, or refused
             run = GateRun(node, members, repo, runnable_checks(node, members, repo))
             epoch = transitions.reserve(tx.art, node_id, run.reserved)
             evidence = self._evidence(tx.art)  # loaded once for the whole `complete`

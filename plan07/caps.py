@@ -127,11 +127,12 @@ def input_cap(what: str) -> tuple[str, int]:
     name = _INPUT_CAPS.get(what, "INPUT_MAX_BYTES")
     value: int = globals()[name]
     return name, value
-# Walking a repository (recon, the build check's file list, a fingerprint outside git): at most
+# Walking a repository outside git (recon, the build check's file list, a fingerprint): at most
 # this many files and folders seen, and recon reads at most this many Python files and bytes
-# (`plan --repo /` is refused in about a second, not read for minutes). A file over
+# (`plan --repo /` is refused in under a second, not read for minutes). A file over
 # FINGERPRINT_FILE_MAX_BYTES is never hashed into a snapshot (docs/safety.md).
-WALK_MAX_ENTRIES = 200_000
+WALK_MAX_ENTRIES = 100_000
+SNAPSHOT_MAX_FILES = 500_000  # files git lists for a snapshot or a fingerprint (no walk: faster)
 RECON_MAX_FILES = 30_000
 RECON_MAX_BYTES = 256 * 1024 * 1024
 FINGERPRINT_FILE_MAX_BYTES = 64 * 1024 * 1024

@@ -71,7 +71,8 @@ def mutate(data: Any, path: tuple[Any, ...], value: Any) -> Any:
 @dataclass
 class Verdict:
     """What one verb did with one state: its exit code, its stderr, a traceback if it ended in
-    one, whether plan.json changed, and what is wrong with that (empty: as promised)."""
+    one, whether plan.json's content changed, and what is wrong with that (empty: as
+    promised)."""
 
     rc: int | None
     stderr: str
@@ -152,7 +153,16 @@ class StateWorld:
             tb = f"{type(exc).__name__} at {Path(last.filename).name}:{last.lineno}: " \
                  f"{' '.join(str(exc).split())[:160]}"
         after = (state / "plan.json").read_bytes() if (state / "plan.json").exists() else b""
-        return Verdict(rc, err.getvalue(), tb, after != before)
+        return Verdict(rc, err.getvalue(), tb, _content(after) != _content(before))
+
+
+def _content(raw: bytes) -> str:
+    """plan.json's content, whatever its layout (plan07 writes one key a line; a probe writes
+    one line): the same content re-saved is no change."""
+    try:
+        return json.dumps(json.loads(raw), sort_keys=True)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
 
 
 # --- kills while a check runs ----------------------------------------------------------------

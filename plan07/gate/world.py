@@ -111,6 +111,24 @@ def check_interpreter(interp: Interpreter, repo: Path, env: Mapping[str, str]) -
                          f"interpreter ({why}); pass the repo's Python", field="--python")
 
 
+def the_repo(art: PlanArtifact) -> Path:
+    """The plan's repository, refused (InputError) unless it is the one the plan was made for
+    (docs/safety.md "Hostile input"): a directory, and where the plan took a CP0 snapshot, the
+    one holding it (a plan.json edited to name another folder, `/` say, never has the gate walk
+    it)."""
+    from plan07.store.git import ref_target
+
+    repo = Path(art.repo or ".")
+    if not repo.is_dir():
+        raise InputError("repository directory not found", field="repo", source=str(repo))
+    ref = art.checkpoints[0].git_ref if art.checkpoints else None
+    if ref and ref_target(repo, ref) is None:
+        raise InputError(f"it does not hold this plan's CP0 snapshot ({ref}): a plan's "
+                         "repository is the one it was made for; restore plan.json or re-run "
+                         "`plan07 plan`", field="repo", source=str(repo))
+    return repo
+
+
 def git_tree(tree: str | None) -> str | None:
     """A fingerprint as a git tree id to snapshot, or None (a stat digest outside git)."""
     return tree if tree and not tree.startswith("stat:") else None

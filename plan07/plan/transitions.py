@@ -112,7 +112,10 @@ def refund(art: PlanArtifact, node_id: str, unused: int) -> None:
     """Give back reserved gate calls that did not run (the build check failed first)."""
     b = art.bounds.get(node_id)
     if unused > 0 and b is not None:
-        art.bounds[node_id] = b.model_copy(update={"test_calls": max(0, b.test_calls - unused)})
+        b = b.model_copy(update={"test_calls": max(0, b.test_calls - unused)})
+        art.bounds[node_id] = b
+        if b == type(b)():  # as before the reservation: plan.json's bytes as they were
+            del art.bounds[node_id]
 
 
 @dataclass(frozen=True)

@@ -110,14 +110,14 @@ def _sized(repo: Path, listed: Sequence[str]) -> tuple[list[str], set[str]]:
     """Of `listed`, the paths that are not symlinks, and those over
     caps.FINGERPRINT_FILE_MAX_BYTES: never hashed into the object store (a snapshot holds them
     as the user's index does; an untracked one is left out, as an ignored file is). Refused past
-    caps.WALK_MAX_ENTRIES paths (docs/safety.md)."""
+    caps.SNAPSHOT_MAX_FILES paths (docs/safety.md)."""
     import stat
 
     from plan07 import caps
 
-    if len(listed) > caps.WALK_MAX_ENTRIES:
+    if len(listed) > caps.SNAPSHOT_MAX_FILES:
         raise InputError(f"the repository's work tree has {len(listed)} files to snapshot",
-                         source=str(repo), cap=f"WALK_MAX_ENTRIES {caps.WALK_MAX_ENTRIES}")
+                         source=str(repo), cap=f"SNAPSHOT_MAX_FILES {caps.SNAPSHOT_MAX_FILES}")
     files, big, prefix = [], set(), str(repo).rstrip("/") + "/"
     for p in listed:
         try:

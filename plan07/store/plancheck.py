@@ -1,7 +1,8 @@
 """What plan.json's schema cannot say (docs/safety.md "Hostile input"). Pure.
 
 A plan.json may be valid field by field and still out of shape: an id that must name one of its
-nodes and names none, a sidecar name plan07 never writes (`../x`), a repo path that is not
+nodes and names none (the handed-out node, a derived edge's end, a scheduled step, what a
+checkpoint follows), a sidecar name plan07 never writes (`../x`), a repo path that is not
 absolute. `check_plan` refuses it with one InputError naming the JSON path, whatever the stamp
 says (plan07.store.state.load runs it on every load), so no verb works on such a plan.
 """
@@ -41,6 +42,19 @@ def check_plan(art: PlanArtifact, *, source: str) -> None:
         ids.add(node.id)
     if art.active is not None and art.active not in ids:
         _refuse(source, "active", f"{art.active!r} names no node of the plan")
+    # ids the plan's derived parts name: a node, or a member of a collapsed cycle
+    known = ids | {m for n in art.nodes for m in n.members} | {
+        o.id for group in art.collapsed.values() for o in group}
+    named = [(f"edges[{i}].{end}", getattr(e, attr)) for i, e in enumerate(art.edges)
+             for end, attr in (("from", "from_"), ("to", "to"))]
+    named += [(f"schedule.{part}[{i}]", x) for part in ("order", "ready", "blocked",
+                                                         "alternative")
+              for i, x in enumerate(getattr(art.schedule, part))]
+    named += [(f"checkpoints[{i}].after[{j}]", x) for i, cp in enumerate(art.checkpoints)
+              for j, x in enumerate(cp.after)]
+    for where, x in named:
+        if x not in known:
+            _refuse(source, where, f"{x!r} names no node of the plan")
 
 
 _EVIDENCE = re.compile(r"evidence(\.[0-9a-f]{16})?\.json")

@@ -13,6 +13,7 @@ moves to `evidence.json` (noted in `evidence_file`); a plan that still exceeds 3
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -226,8 +227,9 @@ def write(d: Path, artifact: PlanArtifact, prepared: Prepared) -> int:
         path = d / prepared.out.evidence_file
         if not path.is_file():  # content-addressed: a file of this name already holds it
             write_atomic(path, prepared.evidence_text)
-    write_atomic(d / PLAN_FILE, text)
-    write_atomic(d / STAMP_FILE, hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
+    write_atomic(d / PLAN_FILE, text)  # the commit point: after it, nothing may fail the call
+    with contextlib.suppress(OSError):  # an old stamp matches no new plan: the schema pass runs
+        write_atomic(d / STAMP_FILE, hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
     for name in ("audit", "revision_history", "audit_overflow", "revisions_overflow",
                  "evidence", "evidence_file"):
         setattr(artifact, name, getattr(out, name))
@@ -323,7 +325,8 @@ def write_view(d: Path, text: str) -> None:
     from plan07.sandbox import redact
 
     key = hashlib.sha256((d / PLAN_FILE).read_bytes()).hexdigest()
-    write_atomic(d / VIEW_FILE, json.dumps({"plan_sha256": key, "text": redact(text)}))
+    with contextlib.suppress(OSError):  # after the commit: without it `next` takes the full CLI
+        write_atomic(d / VIEW_FILE, json.dumps({"plan_sha256": key, "text": redact(text)}))
 
 
 def full_audit(d: Path, artifact: PlanArtifact) -> list[AuditRow]:
