@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -50,10 +49,17 @@ from _smallplan import CLI, cli_env, cli_here, make_repo, ob, write_replay  # no
 
 
 def supervisors() -> int:
-    """plan07 check supervisors running now (none may outlive its plan07)."""
-    out = subprocess.run(["pgrep", "-f", "plan07/gate/supervisor.py"], capture_output=True,
-                         text=True, check=False).stdout
-    return len(out.split())
+    """plan07 check supervisors running now (none may outlive its plan07): processes run as
+    `python -I -S .../plan07/gate/supervisor.py` (a warm check server only names the file)."""
+    n = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        n += argv[1:3] == [b"-I", b"-S"] and argv[3:4] != [] and argv[3].endswith(
+            b"plan07/gate/supervisor.py")
+    return n
 
 
 def probe_kills(root: Path, n: int, seed: int) -> dict[str, Any]:
@@ -154,12 +160,19 @@ def probe_oversized(root: Path) -> dict[str, Any]:
     return out
 
 
-def _peak_rss_of(args: list[str]) -> tuple[int, float]:
-    """(exit code, peak RSS in MiB) of `plan07 ARGS` in a fresh process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    res = subprocess.run([*CLI, *args], env=cli_env(), capture_output=True, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return res.returncode, max(after, before) / 1024
+_OWN_RSS = ("import atexit, resource, sys\n"
+            "out = sys.argv.pop(1)\n"
+            "atexit.register(lambda: open(out, 'w').write(str("
+            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+            "from plan07.cli import run\nrun()\n")
+
+
+def _peak_rss_of(args: list[str], out: Path) -> tuple[int, float]:
+    """(exit code, peak RSS in MiB of plan07's own process, not its check's) of `plan07 ARGS`
+    in a fresh process."""
+    res = subprocess.run([sys.executable, "-c", _OWN_RSS, str(out), *args], env=cli_env(),
+                         capture_output=True, check=False)
+    return res.returncode, int(out.read_text()) / 1024
 
 
 def probe_output_and_files(root: Path) -> dict[str, Any]:
@@ -184,9 +197,11 @@ def probe_output_and_files(root: Path) -> dict[str, Any]:
     grown = sum(p.stat().st_size for p in (repo / ".git" / "objects").rglob("*")
                 if p.is_file()) - objects
     cli_here("next", "--state", state)
-    rc, rss = _peak_rss_of(["complete", "O2", "--state", state])
+    rc, rss = _peak_rss_of(["complete", "O2", "--state", state], root / "rss")
+    _, idle = _peak_rss_of(["status", "--state", state], root / "rss")
     return {"objects_grown_mib": round(grown / (1 << 20), 1), "big_file_mib": 300,
-            "failing_200mib_output": {"exit": rc, "peak_rss_mib_of_any_cli_process": round(rss)}}
+            "failing_200mib_output": {"exit": rc, "plan07_peak_rss_mib": round(rss),
+                                      "plan07_status_peak_rss_mib": round(idle)}}
 
 
 def probe_temps(root: Path) -> dict[str, Any]:

@@ -87,7 +87,8 @@ def load(d: Path) -> PlanArtifact:
     file and the JSON path."""
     from plan07.store.boundedio import loads, read_bytes, sweep_temps, too_deep
 
-    sweep_temps(d)  # what a killed write left: every verb reads the plan first
+    # what a killed write left: every verb reads the plan first (checkpoint records too)
+    sweep_temps(d, *_record_dirs(d))
     path = d / PLAN_FILE
     if not path.exists() and not path.is_symlink():
         raise InputError(
@@ -121,6 +122,13 @@ def load(d: Path) -> PlanArtifact:
 
     check_plan(artifact, source=str(path))
     return artifact
+
+
+def _record_dirs(d: Path) -> list[Path]:
+    try:
+        return [e for e in (d / "checkpoints").iterdir() if e.is_dir()]
+    except OSError:
+        return []
 
 
 def _stamp_matches(d: Path, raw: bytes) -> bool:
