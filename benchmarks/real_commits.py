@@ -346,10 +346,13 @@ def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str, t
     request = tmp / "request.md"
     request.write_text(f"# {subject}\n\n{body}\n")
     run_env = {**os.environ, **env}
-    subprocess.run([*PLAN07, "plan", str(request), "--repo", str(rp.wt), "--evidence", str(ev),
-                    "--llm", f"replay:{tmp / f'completion-{tag}.json'}", "--state", str(state),
-                    "--python", python, "--quiet"],
-                   check=True, capture_output=True, text=True, env=run_env)
+    made = subprocess.run([*PLAN07, "plan", str(request), "--repo", str(rp.wt), "--evidence",
+                           str(ev), "--llm", f"replay:{tmp / f'completion-{tag}.json'}",
+                           "--state", str(state), "--python", python, "--quiet"],
+                          capture_output=True, text=True, env=run_env)
+    if made.returncode != 0:  # a refused plan is a result of its own, not a crash of the run
+        return {"steps": [], "mid_steps": [], "reoffers": 0, "can_terminate": None,
+                "nodes": [], "error": made.stderr.strip()[-400:]}
     seen: dict[str, int] = {}
     failed_before: set[str] = set()
     reoffers = 0

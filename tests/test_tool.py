@@ -69,6 +69,24 @@ def test_help_is_plain_words_and_survives_the_formatter(
                 assert " ".join(p.help.split()) in shown, (path, p.name)
 
 
+def test_a_groups_command_list_reads_each_summary_as_one_paragraph(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A docstring's wrapped lines do not break a command's line in `plan07 --help`: each
+    command's row continues its words where the column ends, not where the source line did."""
+    monkeypatch.setenv("COLUMNS", "400")
+    for path, cmd in _commands():
+        subs = getattr(cmd, "commands", {})
+        if not subs:
+            continue
+        rc, out, _ = run(capsys, *path, "--help")
+        assert rc == 0
+        rows = [" ".join(re.sub(r"[│╭╮╰╯─]", " ", line).split()) for line in out.splitlines()]
+        for name, sub in subs.items():
+            first = " ".join((sub.help or "").split("\n\n")[0].split())
+            assert f"{name} {first}" in rows, (path, name)
+
+
 def test_mcp_tool_descriptions_are_plain_words() -> None:
     import inspect
 

@@ -62,6 +62,22 @@ for _name in COMMAND_MODULES:
     import_module(_name).register(app)
 
 
+def _short_helps(group: typer.Typer) -> None:
+    """Each command's line in a group's list: its docstring's first paragraph as one line (the
+    rich formatter keeps a docstring's wrapped line breaks there; markdown mode, which would
+    join them, eats backquotes)."""
+    for info in group.registered_commands:
+        doc = (info.help or (info.callback.__doc__ if info.callback else None) or "").strip()
+        if info.short_help is None and doc:
+            info.short_help = " ".join(doc.split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _short_helps(sub.typer_instance)
+
+
+_short_helps(app)
+
+
 _Redacting = console.Redacting  # the typer-free pieces the fast path shares (plan07.cli.console)
 _error_line = console.error_line
 

@@ -31,8 +31,7 @@ def _mechanisms(text: str) -> tuple[str, ...]:
     if not text.strip():
         return ABLATION_ORDER
     names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in ABLATION_ORDER]
-    if bad or not names:
+    if (bad := [n for n in names if n not in ABLATION_ORDER]) or not names:
         raise InputError(f"--ablation-mechanisms: unknown {', '.join(bad) or 'none given'}; "
                          f"use some of {', '.join(ABLATION_ORDER)}", field="--ablation-mechanisms")
     return tuple(m for m in ABLATION_ORDER if m in names)
@@ -243,8 +242,8 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
         return
     from plan07.ab.report import markdown
 
-    typer.echo(markdown(res, command).split("## Tasks")[0].rstrip())
-    typer.echo(f"\nwrote {', '.join(str(p) for p in paths)}")
+    typer.echo(markdown(res, command).split("## Tasks")[0].rstrip()
+               + f"\n\nwrote {', '.join(str(p) for p in paths)}")
 
 
 def register(app: typer.Typer) -> None:

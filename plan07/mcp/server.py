@@ -29,7 +29,16 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from plan07.errors import Plan07Error
-from plan07.model import NextStep, PlanStatus, Proof, Revision, Verdict, Violation
+from plan07.mcp.schemas import (
+    ConfirmResult,
+    FeedbackResult,
+    NodeId,
+    PlanResult,
+    RollbackResult,
+    State,
+    feedback_schema,
+)
+from plan07.model import NextStep, PlanStatus, Proof, Verdict
 
 if TYPE_CHECKING:
     from plan07 import Planner
@@ -46,76 +55,6 @@ INSTRUCTIONS = (
 )
 
 P = ParamSpec("P")
-
-# ---------------------------------------------------------------------------------------------
-# arguments (their descriptions become the tools' input schemas)
-
-State = Annotated[str | None, Field(
-    description="The plan state directory (holds plan.json). Default as the CLI: "
-                "$PLAN07_STATE, else build/07-task-decomposition-planning/ under the server's "
-                "working directory. Relative paths are read from that directory too.")]
-NodeId = Annotated[str, Field(description="The obligation id `next` handed out, e.g. O3.")]
-
-
-def _feedback_schema() -> dict[str, Any]:
-    """The shipped feedback schema with its `$defs` inlined: it becomes one property of the
-    tool's input schema, where a `#/$defs/...` reference would point at the wrong root."""
-    from plan07 import shipped_schema
-
-    schema = shipped_schema("feedback")
-    defs = schema.get("$defs", {})
-
-    def inline(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref", "")
-            if ref.startswith("#/$defs/"):
-                return inline(defs[ref.removeprefix("#/$defs/")])
-            return {k: inline(v) for k, v in node.items() if k not in ("$defs", "$schema", "$id")}
-        if isinstance(node, list):
-            return [inline(v) for v in node]
-        return node
-
-    out: dict[str, Any] = inline(schema)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# results (their models become the tools' output schemas)
-
-
-class PlanResult(BaseModel):
-    """A persisted plan: its id and sizes, and the violations the rules found. The schedule
-    itself stays in plan.json (invariant 6): call `next` for the obligation to work on."""
-
-    plan_id: str
-    state: str = Field(description="The state directory the plan was written to.")
-    goal: str
-    nodes: int
-    edges: int
-    checkpoints: int
-    violations: list[Violation]
-    python: str | None = Field(description="The interpreter every check runs with and where it "
-                               "was found (from plan07: plan07's own, the repo's dependencies "
-                               "are probably missing; pass `python`).")
-
-
-class FeedbackResult(BaseModel):
-    """One revision per change the feedback made (empty: the plan already accounts for it)."""
-
-    revisions: list[Revision]
-
-
-class ConfirmResult(BaseModel):
-    confirmed: list[int] = Field(description="The criteria newly confirmed by this call.")
-    can_terminate: bool
-
-
-class RollbackResult(BaseModel):
-    checkpoint: str
-    git_ref: str | None
-    removed: list[str] = Field(description="Files removed because they were added after the "
-                               "checkpoint.")
-
 
 # ---------------------------------------------------------------------------------------------
 # the tools: thin calls of the library
@@ -219,7 +158,7 @@ def explain(
 
 
 def feedback(
-    feedback: Annotated[dict[str, Any], WithJsonSchema(_feedback_schema()), Field(
+    feedback: Annotated[dict[str, Any], WithJsonSchema(feedback_schema()), Field(
         description="Impact feedback, an object in the shipped `feedback` schema "
                     "(this argument's schema): caused_by, impact_edges, "
                     "falsified_entities, falsified_obligations, note.")],

@@ -184,7 +184,9 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
         return Adapted(tuple(changes), tuple(added))
     mine = set(node.members or [node_id])
     now = next((n for n in art.nodes if mine <= set(n.members or [n.id])), None)
-    if now is None or now.id == node_id:
+    # a step that grew keeps its id when it was already atomic: its new members are still a
+    # merge, and the edit in hand is not yet the whole step (never checked, never completed)
+    if now is None or set(now.members or [now.id]) == mine:
         art.active = node_id
         return Adapted(tuple(changes), tuple(added))
     joined = sort_ids(set(now.members) - mine)
