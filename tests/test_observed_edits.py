@@ -209,7 +209,8 @@ def test_a_merged_step_that_grows_at_its_complete_is_not_checked_half_done(
     states = {n.id: n.state for n in planner.artifact.nodes}
     assert states["O1_atomic"] != "complete"
     view = planner.next()
-    assert view is not None and view.node_id == "O1_atomic"
+    assert view is not None
+    assert view.node_id == "O1_atomic"
     (repo / "pkg" / "cart.py").write_text(CART.replace("total(self.items)",
                                                        "total(self.items, 0.0)"))
     assert planner.complete("O1_atomic").passed
