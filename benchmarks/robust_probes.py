@@ -275,9 +275,51 @@ def run(out_dir: Path, *, kills: int, states: int, seed: int = 0) -> str:
              f"plan07 {git}, Python {platform.python_version()}, load average "
              f"{os.getloadavg()[0]:.1f}, {time.time() - started:.0f} s in all. Command: "
              f"`.venv/bin/python benchmarks/crash_sweep.py --probes --kills {kills} "
-             f"--states {states}` (what each probe does: benchmarks/robust_probes.py).", ""]
+             f"--states {states}` (what each probe does: benchmarks/robust_probes.py).", "",
+             *summary(results), ""]
     for name, value in results.items():
         lines += [f"## {name}", "", "```json", json.dumps(value, indent=1), "```", ""]
     text = "\n".join(lines)
     (out_dir / "probes.md").write_text(text)
     return text
+
+
+def summary(r: dict[str, Any]) -> list[str]:
+    """The counts that answer docs/safety.md's promises, one row each."""
+    k, s, o, tm, big = r["kills"], r["states"], r["oversized"], r["temps"], \
+        r["output and files"]
+    files = {n: v for n, v in o.items() if isinstance(v, dict) and n != "plan --repo /"}
+    kills = sum(v for n, v in k["survivors"].items() if n != "passing complete")
+    ran = sum(v for n, v in k["runs"].items() if n != "passing complete")
+    nospace = [v for n, v in tm.items() if n.startswith("ENOSPC")]
+    killed = [v for n, v in tm.items() if n.startswith("kill")]
+    return [
+        "| promise | measured |", "|---|---|",
+        f"| no process a test started survives its check | {k['survivors']['passing complete']}"
+        f" helpers left by {k['runs']['passing complete']} passing checks |",
+        f"| ... nor plan07 killed during `complete` and `plan` | {kills} helpers left by "
+        f"{ran} kills ({k['runs']['complete']} during a check, {k['runs']['plan']} during the "
+        f"CP0 baseline); {k['supervisors_left']} supervisors left |",
+        f"| no control character reaches the terminal | {r['terminal']['raw_control_characters']}"
+        f" raw control characters, {r['terminal']['forged_lines']} forged lines in "
+        f"{r['terminal']['commands']} commands' output |",
+        f"| no traceback on malformed state | {sum(s['problems'].values())} problems in "
+        f"{s['cases']} cases ({s['stamped']} stamped) |",
+        f"| oversized inputs refused within a second | {len(files)} kinds, exit "
+        f"{sorted({v['exit'] for v in files.values()})}, slowest "
+        f"{max(v['seconds'] for v in files.values())} s (whole process); `plan --repo /` "
+        f"exit {o['plan --repo /']['exit']} in {o['plan --repo /']['seconds']} s |",
+        f"| no temp file survives the next command after a kill | "
+        f"{sum(v['temp_files_left'] for v in killed)} left after "
+        f"{sum(v['points'] for v in killed)} kills then `status` |",
+        f"| a full disk is an error | {sum(v['traceback'] for v in nospace)} tracebacks, "
+        f"{sum(v['not_one_line'] for v in nospace)} multi-line errors, "
+        f"{sum(v['temp_files_left'] for v in nospace)} temps, "
+        f"{sum(v['plan_unreadable'] for v in nospace)} unreadable plans in "
+        f"{sum(v['points'] for v in nospace)} ENOSPC points |",
+        f"| a check's output is bounded | a failing test printing 200 MB: plan07 peaks at "
+        f"{big['failing_200mib_output']['plan07_peak_rss_mib']} MiB (`status`: "
+        f"{big['failing_200mib_output']['plan07_status_peak_rss_mib']} MiB) |",
+        f"| a big file never reaches `.git/objects` | a test wrote {big['big_file_mib']} MB: "
+        f"objects grew {big['objects_grown_mib']} MiB |",
+    ]

@@ -42,30 +42,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    argv_ = [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", args.test]
     env = {**check_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": os.environ.get(
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "")}
     env = {k: v for k, v in env.items() if v}
-    rows: dict[str, list[tuple[float, float]]] = {"supervised": [], "direct": []}
-    for i in range(args.runs):
-        order = ["supervised", "direct"] if i % 2 == 0 else ["direct", "supervised"]
-        for how in order:
-            if how == "supervised":
-                rows[how].append(one(lambda: run_argv(argv_, args.repo, 600, env)))
-            else:
-                rows[how].append(one(lambda: supervised.run_direct(
-                    argv_, args.repo, 600, env, drain_fd, supervised.Capture())))
-    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
-           for k, v in rows.items()}
-    lines = [
-        "# A check's supervisor: its cost", "",
-        f"`{' '.join(argv_[1:])}` in {args.repo.name}, {args.runs} runs each, interleaved; "
-        f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}.", "",
-        "| run | wall median (s) | CPU median (s) |", "|---|---:|---:|",
-        *[f"| {k} | {w:.3f} | {c:.3f} |" for k, (w, c) in med.items()], "",
-        f"supervised / direct: wall {med['supervised'][0] / med['direct'][0]:.3f}, CPU "
-        f"{med['supervised'][1] / med['direct'][1]:.3f}; the supervisor adds "
-        f"{(med['supervised'][1] - med['direct'][1]) * 1000:.0f} ms of CPU per check.", ""]
+    lines = ["# A check's supervisor: its cost", "",
+             f"{args.runs} runs each, interleaved; Python {sys.version.split()[0]}, load "
+             f"average {os.getloadavg()[0]:.1f}. Command: `.venv/bin/python "
+             "benchmarks/supervisor_cost.py --repo REPO --python PY --test TEST`.", "",
+             "| check | run | wall median (s) | CPU median (s) |", "|---|---|---:|---:|"]
+    notes = []
+    for label, argv_ in ((f"`pytest {args.test}` ({args.repo.name})",
+                          [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           args.test]),
+                         ("`python -c pass` (the fixed cost)", [args.python, "-c", "pass"])):
+        rows: dict[str, list[tuple[float, float]]] = {"supervised": [], "direct": []}
+        for i in range(args.runs):
+            for how in (["supervised", "direct"] if i % 2 == 0 else ["direct", "supervised"]):
+                if how == "supervised":
+                    rows[how].append(one(lambda a=argv_: run_argv(a, args.repo, 600, env)))
+                else:
+                    rows[how].append(one(lambda a=argv_: supervised.run_direct(
+                        a, args.repo, 600, env, drain_fd, supervised.Capture())))
+        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+               for k, v in rows.items()}
+        lines += [f"| {label} | {k} | {w:.3f} | {c:.3f} |" for k, (w, c) in med.items()]
+        sup, direct = med["supervised"], med["direct"]
+        notes.append(f"{label}: supervised / direct wall {sup[0] / direct[0]:.3f}, CPU "
+                     f"{sup[1] / direct[1]:.3f} (+"
+                     f"{(sup[0] - direct[0]) * 1000:.0f} ms wall, "
+                     f"{(sup[1] - direct[1]) * 1000:+.0f} ms CPU)")
+    lines += ["", *[f"- {n}" for n in notes], ""]
     text = "\n".join(lines)
     if args.out:
         args.out.write_text(text)

@@ -276,9 +276,9 @@ def oversized(root: Path, state: Path, repo: Path) -> dict[str, list[str]]:
 
 
 def timed(args: list[str]) -> tuple[int, float, str]:
-    """(exit code, wall seconds, stderr) of `plan07 ARGS` in a fresh process."""
+    """(exit code, wall seconds, what it said) of `plan07 ARGS` in a fresh process."""
     t0 = time.monotonic()
     res = subprocess.run([*CLI, *args], env=cli_env(), capture_output=True, text=True,
                          check=False, timeout=120)
-    return res.returncode, time.monotonic() - t0, res.stderr
+    return res.returncode, time.monotonic() - t0, res.stderr or res.stdout  # lint: stdout
 
