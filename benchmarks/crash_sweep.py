@@ -5,6 +5,7 @@ lost, every complete node has its `passed` row and every reached checkpoint its 
 row, no temp file left, and the plan then runs to its end with next/complete).
 
     .venv/bin/python benchmarks/crash_sweep.py [--commands plan,complete] [--out DIR]
+    .venv/bin/python benchmarks/crash_sweep.py --probes [--kills 100] [--states 1000]
 
 Needs strace (`apt-get install strace`). Writes DIR/report.md and DIR/points.jsonl (default
 benchmarks/results/crash-sweep). The test suite (tests/test_crash.py) runs a subset of these
@@ -25,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _faultsweep import COMMANDS, count, points, prepare, run_point, strace, strace_works  # noqa: E402
 
@@ -34,7 +36,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commands", default=",".join(COMMANDS))
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "crash-sweep")
     ap.add_argument("--limit", type=int, default=0, help="at most this many points per command")
+    ap.add_argument("--probes", action="store_true", help="run the robustness probes instead "
+                    "(benchmarks/robust_probes.py): kills with a running check, malformed state, "
+                    "oversized inputs, hostile output, temps and ENOSPC; writes DIR/probes.md")
+    ap.add_argument("--kills", type=int, default=100, help="--probes: kills during a check")
+    ap.add_argument("--states", type=int, default=1000, help="--probes: malformed states")
     args = ap.parse_args(argv)
+    if args.probes:
+        from robust_probes import run
+
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        print(run(args.out, kills=args.kills, states=args.states))
+        return 0
     if not strace_works():
         print("strace is not installed or may not trace here; apt-get install strace",
               file=sys.stderr)

@@ -1,38 +1,39 @@
 """Temporal consistency on real multi-file commits (spec 07 §7.2, invariant 7). Not a test.
 
-    .venv/bin/python benchmarks/real_commits.py --checkout click=PATH --python click=PY ... \
-        [--commits benchmarks/real_commits.json] [--out benchmarks/results/real_commits]
+    .venv/bin/python benchmarks/real_commits.py --commits COMMITS.json [--out DIR] \
+        [--checkout NAME=PATH --python NAME=PY ...] [--only NAME ...]
 
-Each commit of `real_commits.json` (repository, commit, test command) changes an interface and its
-call sites in several Python files. From a checkout of its repository (--checkout NAME=PATH;
-nothing is cloned, installed or built here) the commit is replayed from its parent in a temporary
-git worktree, one obligation per changed file, three ways in one run:
+Each commit of COMMITS.json (repository, commit, test command; an entry may name its own local
+`checkout` and `python`, else --checkout/--python give them per project; nothing is cloned,
+installed or built here) changes an interface and its call sites in several Python files. The
+commit is replayed from its parent in a temporary git worktree, one obligation per changed file,
+four ways in one run:
 
-- plan07: recon at the parent (`plan07 recon`), the obligations (below) planned with
-  `plan07 plan --llm replay:...`, then driven by `plan07 next` / `plan07 complete`: each hand-out
-  lands the commit's version of the files of the node handed out (all members of a composite);
+- plan07, terse: the decomposition a terse model writes: a target per file (the smallest recon
+  entity of the parent enclosing every changed line), `caused_by` the request, no word of
+  whether a change is compatible or breaking. plan07 reads each edit itself at `complete`.
+- plan07, labelled: the same, with the kind of each interface change written into `caused_by`
+  as an author who knows it would ("compatible change: adds optional parameter(s) ...",
+  "breaking change: ..."; read here from the commit's own old and new signatures and rewritten
+  tests: knowledge no decomposer has before the edit, shown only as a comparison row);
 - definition-first: the files that change a signature first, then the rest, alphabetically;
 - alphabetical: the changed files in path order.
 
-After every hand-out the project's own suite runs (its interpreter: --python NAME=PY); a hand-out
-is valid when no test fails that passed at the parent (a test the commit adds counts from when it
-exists). Suite results are cached by the set of files landed, so orders sharing a prefix share runs.
+plan07 is driven by `plan07 next --json` / `plan07 complete --json` as a harness would: each
+hand-out lands the commit's version of the files of the node handed out (all members of a
+merged step). A `complete` that plan07 answers with `merged_into` (the observed edit cannot be
+valid alone: it joined pending work in one step, nothing was checked) leaves a mid-step state:
+the step goes on, and the state is shown apart, as a change half-typed would be. Every other
+`complete` ends an executed step; the project's own suite runs on that state. A step is valid
+when no test fails that passed at the parent (a test the commit adds counts from when it
+exists). For the naive orders every file landed is a step. Suite results are cached by the set
+of files landed, so orders sharing a prefix share runs.
 
-The obligations are what a decomposer would write for the commit: one `modify` per changed file,
-its target the smallest recon entity of the parent enclosing every changed line of the file, its
-caused_by the commit subject plus, for each definition whose parameters change, the kind of
-interface change: "compatible change: adds optional parameter(s) ..." when every old call passing
-the new ones by keyword still binds (parameters only added, each with a default; none removed,
-reordered or made required), else "breaking change: ...".
-A file holding what existing tests exercise whose bodies the commit rewrites says "breaking change:
-changes behaviour existing tests assert (...)" (the old and the new assertion cannot both pass).
-The benchmark reads these kinds from the commit itself (old vs new signatures, rewritten tests), as
-the author knows what they intend; plan07 sees only the sentence, the recon graph and the impact
-DAG.
-
-Also measured: the recall of consumer files, i.e. of the files the commit changed that call (or
-pass as a value) an entity whose signature it changes, the share recon at the parent links to it:
-with every edge kind, and with resolved `calls` only (recon before `by_name`/`references`).
+Also measured: re-offers (a node handed out again after a check of it failed), plan07's steps
+per changed file, the seconds plan07 spent reading each edit before its check (`observe_s`)
+against the check's own (`duration_s`), and the recall of consumer files (the share of the
+files the commit changed that call an entity whose signature it changes that recon at the
+parent links to it).
 """
 
 from __future__ import annotations
@@ -293,7 +294,8 @@ class Replay:
         self.landed = set()
         self.steps = []
 
-    def land(self, files: list[str], label: str) -> bool:
+    def land(self, files: list[str]) -> None:
+        """The commit's version of `files` in the worktree (a file the commit deletes, gone)."""
         for f in files:
             src = git(self.repo, "show", f"{self.commit}:{f}", check=False)
             p = self.wt / f
@@ -304,69 +306,101 @@ class Replay:
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_text(src)
         self.landed |= set(files)
+
+    def judge(self, label: str, files: list[str], **extra: Any) -> bool:
+        """The suite on the files landed so far: one step, valid when nothing that passed at
+        the parent fails."""
         worse = sorted(self.suite.failing(frozenset(self.landed), self.baseline) - self.baseline)
         self.steps.append({"hand_out": label, "files": files, "valid": not worse,
-                           "newly_failing": worse[:5]})
+                           "newly_failing": worse[:5], **extra})
         return not worse
 
 
-def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str,
-               tmp: Path) -> dict[str, Any]:
-    rp.reset()
-    state, ev = tmp / "state", tmp / "evidence.json"
-    targets = sorted({c.target for c in changes})
-    seeds = [x for t in targets for x in ("--seed", t)]
-    r = subprocess.run([*PLAN07, "recon", str(rp.wt), "-o", str(ev), *seeds], capture_output=True,
-                       text=True)
-    if r.returncode != 0:  # a target recon does not know (a new module): recon unseeded
-        subprocess.run([*PLAN07, "recon", str(rp.wt), "-o", str(ev)], check=True,
-                       capture_output=True, text=True)
-    behaviour_changes(changes, ev)
-    obligations, file_of = [], {}
+def obligations_for(changes: list[FileChange], subject: str, *,
+                    labelled: bool) -> list[dict[str, Any]]:
+    """One modify per changed file. Terse: `caused_by` the request, nothing of the kind of
+    change. Labelled: the kind of each interface change the commit makes, as its author knows."""
+    out = []
     for i, c in enumerate(changes, 1):
-        oid = f"O{i}"
-        file_of[oid] = c.path
-        kinds = "; ".join(f"{kind} change: {what}" for _q, kind, what in c.changes)
-        obligations.append({
-            "id": oid, "target_entity": c.target, "obligation": "modify",
-            "caused_by": (f"{kinds}; " if kinds else "") + f"commit: {subject}"[:400],
-            "dependencies": [], "evidence": f"the commit changes {c.path}", "status": "ready",
-            "validation": "compile"})
-    (tmp / "completion.json").write_text(json.dumps({"obligations": obligations}))
+        if labelled:
+            kinds = "; ".join(f"{kind} change: {what}" for _q, kind, what in c.changes)
+            why = (f"{kinds}; " if kinds else "") + f"commit: {subject}"
+        else:
+            why = "requirement: the requested change, in this file"
+        out.append({"id": f"O{i}", "target_entity": c.target, "obligation": "modify",
+                    "caused_by": why[:400], "dependencies": [],
+                    "evidence": f"the commit changes {c.path}", "status": "ready",
+                    "validation": "compile"})
+    return out
+
+
+def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str, tmp: Path,
+               python: str, env: dict[str, str], *, labelled: bool) -> dict[str, Any]:
+    """Drive plan07 over the commit as a harness does; every `complete` is recorded."""
+    rp.reset()
+    tag = "labelled" if labelled else "terse"
+    state, ev = tmp / f"state-{tag}", tmp / "evidence.json"
+    obligations = obligations_for(changes, subject, labelled=labelled)
+    file_of = {o["id"]: c.path for o, c in zip(obligations, changes, strict=True)}
+    (tmp / f"completion-{tag}.json").write_text(json.dumps({"obligations": obligations}))
     request = tmp / "request.md"
-    request.write_text(f"# {subject}\n\n{body}\n\n## Acceptance criteria\n\n"
-                       f"- `{changes[0].path}` compiles and the suite keeps passing\n")
-    subprocess.run([*PLAN07, "plan", str(request), "--repo", str(rp.wt), "--evidence", str(ev),
-                    "--llm", f"replay:{tmp / 'completion.json'}", "--state", str(state)],
-                   check=True, capture_output=True, text=True)
-    order = json.loads(subprocess.run(
-        [*PLAN07, "order", "--obligations", str(tmp / "completion.json"), "--evidence", str(ev),
-         "--json"], check=True, capture_output=True, text=True).stdout)
-    while True:
+    request.write_text(f"# {subject}\n\n{body}\n")
+    run_env = {**os.environ, **env}
+    made = subprocess.run([*PLAN07, "plan", str(request), "--repo", str(rp.wt), "--evidence",
+                           str(ev), "--llm", f"replay:{tmp / f'completion-{tag}.json'}",
+                           "--state", str(state), "--python", python, "--quiet"],
+                          capture_output=True, text=True, env=run_env)
+    if made.returncode != 0:  # a refused plan is a result of its own, not a crash of the run
+        return {"steps": [], "mid_steps": [], "reoffers": 0, "can_terminate": None,
+                "nodes": [], "error": made.stderr.strip()[-400:]}
+    seen: dict[str, int] = {}
+    failed_before: set[str] = set()
+    reoffers = 0
+    limit = 4 * len(changes) + 8  # a bound on the loop, far above any plan's need
+    mid: list[dict[str, Any]] = []
+    while len(rp.steps) + len(mid) < limit:
         r = subprocess.run([*PLAN07, "next", "--json", "--state", str(state)],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=run_env)
         view = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
         nid = view.get("node_id")
         if not nid:
             break
-        members = view.get("members") or [nid]
+        if nid in failed_before:
+            reoffers += 1
+        seen[nid] = seen.get(nid, 0) + 1
         plan = json.loads((state / "plan.json").read_text())
         node = next(n for n in plan["nodes"] if n["id"] == nid)
-        members = node.get("members") or [nid]
-        rp.land([file_of[m] for m in members], nid)
-        done = subprocess.run([*PLAN07, "complete", nid, "--state", str(state)],
-                              capture_output=True, text=True)
-        rp.steps[-1]["complete_exit"] = done.returncode
-        if done.returncode != 0:
+        files = [file_of[m] for m in (node.get("members") or [nid]) if m in file_of]
+        rp.land(files)
+        done = subprocess.run([*PLAN07, "complete", nid, "--json", "--state", str(state)],
+                              capture_output=True, text=True, env=run_env)
+        verdict = json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}
+        info = {"exit": done.returncode, "order": len(rp.steps) + len(mid),
+                "observed": verdict.get("observed", [])[:4],
+                "observe_s": verdict.get("observe_s", 0.0),
+                "check_s": verdict.get("duration_s", 0.0)}
+        if verdict.get("merged_into"):
+            worse = sorted(rp.suite.failing(frozenset(rp.landed), rp.baseline) - rp.baseline)
+            mid.append({"hand_out": nid, "files": files, "valid": not worse,
+                        "merged_into": verdict["merged_into"], **info})
+            continue
+        rp.judge(nid, files, passed=bool(verdict.get("passed")), **info)
+        if not verdict.get("passed"):
+            failed_before.add(nid)
+        if done.returncode not in (0, 1):
             break
-    return {"steps": rp.steps, "edges": order["edges"], "violations": order["violations"],
-            "cycles": order.get("cycles", [])}
+    final = json.loads(subprocess.run([*PLAN07, "status", "--json", "--state", str(state)],
+                                      capture_output=True, text=True, env=run_env).stdout or "{}")
+    return {"steps": rp.steps, "mid_steps": mid, "reoffers": reoffers,
+            "can_terminate": final.get("can_terminate"),
+            "nodes": [(n["id"], n["state"]) for n in final.get("nodes", [])]}
 
 
 def run_fixed(rp: Replay, files: list[str]) -> list[dict[str, Any]]:
     rp.reset()
     for f in files:
-        rp.land([f], f)
+        rp.land([f])
+        rp.judge(f, [f])
     return rp.steps
 
 
@@ -414,29 +448,44 @@ def consumer_recall(ev_path: Path, changes: list[FileChange], all_files: list[st
             "found_pairs_calls_only": len(calls_only)}
 
 
+def recon(wt: Path, changes: list[FileChange], ev: Path) -> None:
+    """plan07's own evidence of the parent, seeded by the obligations' targets."""
+    seeds = [x for t in sorted({c.target for c in changes}) for x in ("--seed", t)]
+    r = subprocess.run([*PLAN07, "recon", str(wt), "-o", str(ev), *seeds, "--quiet"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:  # a target recon does not know (a new module): recon unseeded
+        subprocess.run([*PLAN07, "recon", str(wt), "-o", str(ev), "--quiet"], check=True,
+                       capture_output=True, text=True)
+
+
 def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
                   timeout: float, runs: tuple[int, int] = (3, 3)) -> dict[str, Any]:
+    import copy
+
     commit = git(checkout, "rev-parse", spec["commit"]).strip()
     parent = git(checkout, "rev-parse", f"{commit}^").strip()
     subject = git(checkout, "log", "-1", "--format=%s", commit).strip()
     body = git(checkout, "log", "-1", "--format=%b", commit).strip()
     changes = file_changes(checkout, parent, commit)
+    env = dict(spec.get("env", {}))
     with tempfile.TemporaryDirectory(prefix="p7-real-") as t:
         tmp = Path(t)
         wt = tmp / "wt"
         git(checkout, "worktree", "add", "-q", "--detach", str(wt), parent)
         try:
             argv = [a.replace("{python}", python) for a in spec["test"]]
-            suite = Suite(wt, argv, dict(spec.get("env", {})), timeout,
-                          baseline_runs=runs[0], confirm_runs=runs[1])
+            suite = Suite(wt, argv, env, timeout, baseline_runs=runs[0], confirm_runs=runs[1])
             baseline = suite.baseline()
             rp = Replay(wt, checkout, commit, parent, suite, baseline)
             final = suite.failing(frozenset(c.path for c in changes), baseline)
-            defining = [c.path for c in changes if c.changes]  # signatures, before run_plan07
+            defining = [c.path for c in changes if c.changes]  # signatures, read off the commit
+            recon(wt, changes, tmp / "evidence.json")
             t0 = time.perf_counter()
-            p7 = run_plan07(rp, changes, subject, body, tmp)
+            terse = run_plan07(rp, changes, subject, body, tmp, python, env, labelled=False)
             plan_s = time.perf_counter() - t0
-
+            told = copy.deepcopy(changes)
+            behaviour_changes(told, tmp / "evidence.json")
+            labelled = run_plan07(rp, told, subject, body, tmp, python, env, labelled=True)
             naive = {
                 "definition_first": run_fixed(rp, defining + [c.path for c in changes
                                                               if c.path not in defining]),
@@ -447,13 +496,13 @@ def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
         finally:
             git(checkout, "worktree", "remove", "--force", str(wt), check=False)
     return {"name": spec["name"], "repo": spec["repo"], "commit": commit, "parent": parent,
-            "subject": subject, "test": " ".join(spec["test"]), "env": spec.get("env", {}),
+            "subject": subject, "test": " ".join(spec["test"]), "env": env,
             "files": [c.path for c in changes],
             "obligations": [{"file": c.path, "target": c.target, "changes": c.changes}
-                            for c in changes],
+                            for c in told],
             "baseline_failing": len(baseline), "final_newly_failing": sorted(final - baseline),
-            "plan07": p7, **naive, "recall": recall, "flaky": sorted(suite.flaky),
-            "suite_runs": suite.runs,
+            "plan07": terse, "plan07_labelled": labelled, **naive, "recall": recall,
+            "flaky": sorted(suite.flaky), "suite_runs": suite.runs,
             "suite_seconds": round(suite.seconds, 1), "plan07_seconds": round(plan_s, 1)}
 
 
@@ -461,69 +510,107 @@ def score(steps: list[dict[str, Any]]) -> tuple[int, int]:
     return sum(s["valid"] for s in steps), len(steps)
 
 
+def pct(a: int, b: int) -> str:
+    return f"{a}/{b} ({100 * a / b:.0f} %)" if b else "0/0"
+
+
+ORDERS = ("plan07", "plan07_labelled", "definition_first", "alphabetical")
+
+
+def _steps(r: dict[str, Any], k: str) -> list[dict[str, Any]]:
+    return r[k]["steps"] if k.startswith("plan07") else r[k]
+
+
 def report(results: list[dict[str, Any]], out: Path, argv: list[str],
            runs: tuple[int, int] = (3, 3)) -> str:
-    rows = ["| commit | files | plan07 valid/hand-outs | definition-first | alphabetical | "
-            "plan07 edges / violations / cycles | consumer files found (all kinds / calls only) |",
-            "|---|---|---|---|---|---|---|"]
-    tot = {"plan07": [0, 0], "definition_first": [0, 0], "alphabetical": [0, 0]}
-    files = 0
-    rec = [0, 0, 0]
+    rows = ["| commit | files | plan07 terse: valid steps | steps / files | mid-step states "
+            "valid | re-offers | labelled: valid steps | definition-first | alphabetical | "
+            "observe / check s | consumer files found |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    tot = {k: [0, 0] for k in ORDERS}
+    files = mids = mids_ok = reoffers = 0
+    obs_s = check_s = 0.0
+    rec = [0, 0]
+    below = []
     for r in results:
-        cells = []
-        for k in tot:
-            steps = r["plan07"]["steps"] if k == "plan07" else r[k]
-            v, n = score(steps)
+        cells = {}
+        for k in ORDERS:
+            v, n = score(_steps(r, k))
             tot[k][0] += v
             tot[k][1] += n
-            cells.append(f"{v}/{n}")
+            cells[k] = f"{v}/{n}"
+        p = r["plan07"]
+        mid_v, mid_n = score(p["mid_steps"])
+        mids, mids_ok, reoffers = mids + mid_n, mids_ok + mid_v, reoffers + p["reoffers"]
+        o = sum(s.get("observe_s", 0.0) for s in [*p["steps"], *p["mid_steps"]])
+        c = sum(s.get("check_s", 0.0) for s in p["steps"])
+        obs_s, check_s = obs_s + o, check_s + c
         files += len(r["files"])
         rc = r["recall"]
-        n_c = len(rc["consumer_files"])
-        rec[0] += n_c
+        rec[0] += len(rc["consumer_files"])
         rec[1] += len(rc["found_files"])
-        rec[2] += len(rc["found_files_calls_only"])
-        p = r["plan07"]
-        kinds = sorted({v["kind"] for v in p["violations"]})
-        rows.append(f"| {r['name']} `{r['commit'][:10]}` {r['subject'][:50]} | {len(r['files'])} | "
-                    f"{cells[0]} | {cells[1]} | {cells[2]} | {len(p['edges'])} / "
-                    f"{len(p['violations'])} {','.join(kinds)} / {len(p['cycles'])} | "
-                    f"{len(rc['found_files'])}/{n_c} / {len(rc['found_files_calls_only'])}/{n_c} |")
-
-    def pct(a: int, b: int) -> str:
-        return f"{a}/{b} ({100 * a / b:.0f} %)" if b else "0/0"
-
-    rows.append(f"| **all** | {files} | **{pct(*tot['plan07'])}** | "
-                f"{pct(*tot['definition_first'])} | {pct(*tot['alphabetical'])} | | "
-                f"{pct(rec[1], rec[0])} / {pct(rec[2], rec[0])} |")
+        v7, n7 = score(p["steps"])
+        vd, nd = score(r["definition_first"])
+        if n7 and nd and v7 / n7 < vd / nd:
+            below.append(r["name"])
+        rows.append(f"| {r['name']} `{r['commit'][:10]}` | {len(r['files'])} | "
+                    f"{cells['plan07']} | {n7}/{len(r['files'])} | {mid_v}/{mid_n} | "
+                    f"{p['reoffers']} | {cells['plan07_labelled']} | "
+                    f"{cells['definition_first']} | {cells['alphabetical']} | "
+                    f"{o:.2f} / {c:.1f} | {len(rc['found_files'])}/{len(rc['consumer_files'])} |")
     steps = tot["plan07"][1]
+    rows.append(f"| **all** | {files} | **{pct(*tot['plan07'])}** | {steps}/{files} | "
+                f"{pct(mids_ok, mids)} | {reoffers} | {pct(*tot['plan07_labelled'])} | "
+                f"{pct(*tot['definition_first'])} | {pct(*tot['alphabetical'])} | "
+                f"{obs_s:.2f} / {check_s:.1f} | {pct(rec[1], rec[0])} |")
+    projects = sorted({r["repo"] for r in results})
     lines = [
         "# Temporal consistency on real multi-file commits",
         "",
         f"Command: `{' '.join(argv)}`",
         "",
-        "Each commit replayed from its parent, one obligation per changed Python file; the "
-        "project's own suite after every hand-out; a hand-out is valid when no test that passed "
-        "at the parent fails. plan07 is driven by `plan07 next`/`plan07 complete`; the naive "
-        "orders land one file per step. All in one run.",
+        f"{len(results)} commits of {len(projects)} projects, each replayed from its parent, one "
+        "obligation per changed Python file, the project's own suite after every executed step "
+        "(a step is valid when no test that passed at the parent fails). plan07 terse: no word "
+        "of the kind of change (plan07 reads each edit itself); labelled: the kinds written in "
+        "as the commit's author knows them (a comparison row, not a decomposer's knowledge). "
+        "The naive orders land one file per step. All in one run.",
+        "",
+        "A *mid-step state* is a hand-out whose `complete` plan07 answered with `merged_into`: "
+        "its edit cannot be valid alone (observed breaking, or a behaviour change whose planned "
+        "tests are pending), so it joined pending work as one step and nothing was checked; "
+        "the step goes on. Those states are shown apart (the suite's verdict on them in their "
+        "column), as a half-typed change would be. A *re-offer* is a node handed out again after "
+        "a check of it failed.",
         "",
         f"Flaky tests, the same rule for every order: the parent's baseline is every test that "
-        f"failed in any of {runs[0]} suite runs there, and a test newly failing after a hand-out "
+        f"failed in any of {runs[0]} suite runs there, and a test newly failing after a step "
         f"counts only if it fails in each of {runs[1]} runs of that tree.",
         "",
         *rows,
         "",
-        f"plan07 steps: {steps} for {files} changed files (at least half as many steps as files: "
-        f"{'yes' if 2 * steps >= files else 'no'}).",
+        f"- plan07 (terse) steps: {steps} for {files} changed files; at least half as many "
+        f"steps as files: {'yes' if 2 * steps >= files else 'no'}.",
+        f"- Commits where plan07 (terse) is below definition-first: "
+        f"{', '.join(below) or 'none'}.",
+        f"- Reading the edits (observe_s: diff, classification, call sites, the rules' re-walk) "
+        f"cost {obs_s:.2f} s against {check_s:.1f} s of the checks they precede: "
+        f"{100 * obs_s / check_s if check_s else 0:.1f} %.",
         "",
-        "| commit | repository | test command | plan07 hand-outs (files) |",
+        "| commit | repository | test command | plan07 terse: hand-outs (files) |",
         "|---|---|---|---|",
     ]
     for r in results:
-        hs = "; ".join(f"{s['hand_out']} ({', '.join(Path(f).name for f in s['files'])})"
-                       f"{'' if s['valid'] else ' INVALID'}" for s in r["plan07"]["steps"])
+        p = r["plan07"]
+        seq = sorted([*[(s, False) for s in p["steps"]], *[(s, True) for s in p["mid_steps"]]],
+                     key=lambda x: x[0].get("order", 0))
+        hs = "; ".join(
+            f"{s['hand_out']} ({', '.join(Path(f).name for f in s['files'])})"
+            + (f" -> {s['merged_into']}" if mid else "")
+            + ("" if s["valid"] else " INVALID") for s, mid in seq)
         env = " ".join(f"{k}={v}" for k, v in r["env"].items())
-        lines.append(f"| `{r['commit'][:10]}` | {r['repo']} | `{env} {r['test']}` | {hs} |")
+        lines.append(f"| `{r['commit'][:10]}` {r['name']} | {r['repo']} | "
+                     f"`{env} {r['test'][:80]}` | {hs} |")
     flaky = [(r["name"], t) for r in results for t in r.get("flaky", [])]
     lines += ["", "Flaky tests seen (passed and failed on one tree, or across the parent's runs; "
               "not counted for any order):", ""]
@@ -556,15 +643,18 @@ def main() -> int:
         if a.only and spec["name"] not in a.only:
             continue
         proj = spec["project"]
-        if proj not in checkouts or proj not in pythons:
-            print(f"skip {spec['name']}: no --checkout/--python for {proj}", file=sys.stderr)
+        checkout = spec.get("checkout") or checkouts.get(proj)
+        python = spec.get("python") or pythons.get(proj)
+        if not checkout or not python:
+            print(f"skip {spec['name']}: no checkout/python for {proj}", file=sys.stderr)
             continue
-        print(f"== {spec['name']} {spec['commit']}", file=sys.stderr)
-        results.append(replay_commit(spec, Path(checkouts[proj]), pythons[proj], a.timeout,
+        print(f"== {spec['name']} {spec['commit']}", file=sys.stderr, flush=True)
+        results.append(replay_commit(spec, Path(checkout), python, a.timeout,
                                      (a.baseline_runs, a.confirm_runs)))
+        report(results, a.out, ["benchmarks/real_commits.py", *sys.argv[1:]],
+               (a.baseline_runs, a.confirm_runs))  # written as it goes: a long run is readable
     if not results:
-        print("error: no commit ran (give --checkout NAME=PATH and --python NAME=PY)",
-              file=sys.stderr)
+        print("error: no commit ran (give each commit a checkout and a python)", file=sys.stderr)
         return 2
     print(report(results, a.out, ["benchmarks/real_commits.py", *sys.argv[1:]],
                  (a.baseline_runs, a.confirm_runs)))

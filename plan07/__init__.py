@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from plan07.store.schema import parse as parse_artifact
     from plan07.store.schema import render as render_schema
     from plan07.store.schema import shipped as shipped_schema
+    from plan07.term import block, display, json_text, printable, scrub
 
 # public name -> (home module, name there)
 _WHERE: dict[str, tuple[str, str]] = {
@@ -106,6 +107,9 @@ _WHERE: dict[str, tuple[str, str]] = {
     "discover_fixtures": ("plan07.order.fixtures", "discover"),
     "run_fixtures": ("plan07.order.fixtures", "run_all"),
     "load_facts": ("plan07.order.fixtures", "load_facts"),
+    # what reaches a terminal: control characters escaped (docs/safety.md)
+    **{name: ("plan07.term", name) for name in (
+        "block", "display", "json_text", "printable", "scrub")},
     # errors
     **{name: ("plan07.errors", name) for name in (
         "InputError", "LLMUnavailable", "ModelOutputError", "Plan07Error", "PlanStateError",
@@ -127,6 +131,7 @@ __all__ = [
     "SCHEMAS",
     "ScriptedClient",
     "affected_subgraph",
+    "block",
     "build_evidence",
     "canonicalize",
     "canonicalize_with_notes",
@@ -134,6 +139,7 @@ __all__ = [
     "decompose_requirement",
     "derive_order",
     "discover_fixtures",
+    "display",
     "driver_view",
     "enabled",
     "evidence_report",
@@ -141,6 +147,7 @@ __all__ = [
     "explain_facts",
     "explain_violation",
     "failure_digest",
+    "json_text",
     "lint_file",
     "load_artifact",
     "load_evidence",
@@ -151,12 +158,14 @@ __all__ = [
     "model_context",
     "neighbourhood",
     "parse_artifact",
+    "printable",
     "read_text",
     "render_proof",
     "render_schema",
     "route",
     "rules_path",
     "run_fixtures",
+    "scrub",
     "shipped_schema",
     "violation_kinds",
     "write_db",

@@ -9,14 +9,14 @@ The effects (the gate's check, a scoped model call) run outside the lock, betwee
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from plan07 import caps
+from plan07 import caps, checkpoints
 from plan07.errors import InputError, Plan07Error, PlanStateError
 from plan07.model import (
-    Checkpoint,
     Decomposition,
     DriverView,
     Evidence,
@@ -35,6 +35,7 @@ from plan07.store import state
 if TYPE_CHECKING:
     from plan07.decompose import LLMClient
     from plan07.gate.checks import GateRun
+    from plan07.plan.replan import ScopedCall
     from plan07.store.records import Restored
 
 class Planner(PlanReader):
@@ -67,24 +68,36 @@ class Planner(PlanReader):
         max_retries: int = caps.MAX_RETRIES_PER_NODE,
         ordering: bool = True,
         lint: bool = True,
+        revision: bool = True,
         python: str | Path | None = None,
         test_command: str | None = None,
+        replace: bool = False,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> plan lint ->
-        order (rules) -> schedule -> persist; nothing is written when a stage refuses.
-        `evidence`: a bundle or its path (JSON, recon.db); None: built-in recon of `repo`.
-        `plan_id` / `now` fix the id and the timestamps (tests). `max_retries`: failures one
-        node may have handled. `ordering=False` (the §7.5 ablation switch): the decomposition's
-        own dependencies only; `lint=False`: the plan lint repairs nothing (a harness's gold
-        decomposition kept as given). The gate's world is fixed here: the repo's interpreter
-        (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own), its test
-        command (`test_command`, else [tool.plan07] of its pyproject.toml, else pytest) and the
-        CP0 baseline of the plan's tests (deferred when no interpreter can run them)."""
+        order (rules) -> schedule -> persist; nothing is written when a stage refuses (the plan is
+        built and size-checked in memory first). `evidence`: a bundle or its path (JSON,
+        recon.db); None: built-in recon of `repo`. `plan_id` / `now` fix the id and the
+        timestamps (tests). `max_retries`: failures one node may have handled. `ordering=False`
+        (the §7.5 ablation switch): the decomposition's own dependencies only; `revision=False`
+        (the other): no obligation added from what the run observes; `lint=False`: the plan lint
+        repairs nothing (a harness's gold decomposition kept as given). The gate's world is fixed
+        here: the repo's interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else
+        plan07's own), its test command (`test_command`, a JSON argv template, else [tool.plan07]
+        of its pyproject.toml, else pytest) and the CP0 baseline of the plan's tests (deferred
+        when no interpreter can run them).
+
+        A plan already in `state_dir` that has progress (an obligation validated or failed, an
+        edit, a confirmation, a revision, a checkpoint past CP0) is replaced only with
+        `replace=True`; otherwise the call is refused before anything runs (PlanStateError,
+        reason `has_progress`), and again before anything is written if that plan progressed
+        while this one was built."""
         from plan07.gate import world as gate
         from plan07.plan import pipeline
         from plan07.store import checkpoint, records
         from plan07.store.commit import commit_new_plan
 
+        if not replace:
+            _refuse_over_progress(state.state_dir(state_dir))
         repo = Path(repo)
         if isinstance(evidence, str | Path):
             from plan07.evidence import load_evidence
@@ -108,7 +121,10 @@ class Planner(PlanReader):
         ref = records.planned_ref(d, repo.resolve(), draft.plan_id, cp0.id)
         draft.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
         draft.checkpoint_seq, draft.epoch = 1, 0  # CP0 is record 1; nothing handed out
+        draft.revision = None if revision else False
         prepared = state.prepare(draft)  # refused (cap named) here, nothing written yet
+        if not replace:  # the older plan may have progressed while the baseline ran
+            _refuse_over_progress(d)
         commit_new_plan(d, draft, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
                         write_sidecars=lambda: gate.write_baseline(d, info, base),
                         drop_sidecars=lambda: gate.drop_baselines_except(d, info.baseline_file))
@@ -194,10 +210,7 @@ class Planner(PlanReader):
         check_timeout(timeout)
         with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
             node, members = transitions.validatable(tx.art, node_id)  # refused: nothing written
-            repo = Path(tx.art.repo or ".")
-            if not repo.is_dir():
-                raise InputError("repository directory not found", field="repo",
-                                 source=str(repo))
+            repo = gate.the_repo(tx.art)  # the one the plan was made for, or refused
             run = GateRun(node, members, repo, runnable_checks(node, members, repo))
             epoch = transitions.reserve(tx.art, node_id, run.reserved)
             evidence = self._evidence(tx.art)  # loaded once for the whole `complete`
@@ -205,16 +218,19 @@ class Planner(PlanReader):
             # what the edit changed, read before the check runs (docs/rules.md "Observed
             # changes"): a change that cannot be valid alone is merged, not checked
             tree = gate.fingerprint(repo, keep=[self.state_dir])
+            started = time.perf_counter()
             changes = gate.observed_edit(tx.art, run, evidence, tree)
             merged = self._observe(run, epoch, changes, evidence) if changes else None
+            observe_s = round(time.perf_counter() - started, 3)
             if merged is not None:
-                return merged
+                return merged.model_copy(update={"observe_s": observe_s})
             # §3.3 step 4: the checkpoint certifies the content the check ran on; tx.art is the
             # plan as just saved (no reload)
             checked = gate.checked_run(tx.art, self.state_dir, run, evidence,
                                        timeout=timeout, tree=tree, python=python)
             verdict, tree = checked.verdict, checked.tree
             verdict.observed = [f"{c.kind}: {c.what}" for c in changes][:16]
+            verdict.observe_s = observe_s
         except BaseException:
             with state.transaction(self.state_dir) as tx:
                 if tx.art.epoch == epoch:
@@ -227,7 +243,9 @@ class Planner(PlanReader):
                                          self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)
             for cp in settled.reached:
-                self._on_checkpoint(art, cp, tree=tree)
+                checkpoints.reached(self.state_dir, art, cp, tree=tree)
+            if settled.spent:  # its failed edit never stays under the next hand-out
+                checkpoints.leave_no_failed_edit(self.state_dir, art, node_id)
         if settled.stale:
             raise PlanStateError(
                 f"obligation {node_id!r} was settled, or handed out again (a resume, a "
@@ -250,7 +268,7 @@ class Planner(PlanReader):
         with state.transaction(self.state_dir) as tx:
             art = tx.art
             if art.epoch != epoch or art.active != node_id or not worth_adapting(
-                    art, changes, evidence):
+                    art, node_id, changes, evidence):
                 return None
             done = adapt(art, node_id, changes, evidence, time=artifact.now())
             if done.merged_into is None:
@@ -264,7 +282,7 @@ class Planner(PlanReader):
                         f"it with {', '.join(done.merged)} (edit them too, then complete "
                         f"{done.merged_into})")
 
-    def _replan(self, call: transitions.ScopedCall, verdict: Verdict, art: PlanArtifact) -> None:
+    def _replan(self, call: ScopedCall, verdict: Verdict, art: PlanArtifact) -> None:
         """§3.5 step 3: the fragment goes to ONE scoped decomposition (outside the lock); the
         rules re-walk it and its direct upstream; it is spliced in. Upstream and sibling nodes
         stay byte-identical. A fallback, a refused fragment, or a plan changed meanwhile keeps
@@ -335,34 +353,9 @@ class Planner(PlanReader):
         return self.next()
 
     def _return_to(self, to: str | None, *, files_required: bool, event: str) -> Restored:
-        """Write-ahead (docs/safety.md "Killed at any moment"): the files are restored first
-        (whatever the restore overwrites or removes is saved before, stash-like:
-        `records.restore_files`), then plan.json commits the return (`checkpoint_seq` = the
-        target's seq), and only then are the later records and their refs dropped; a kill anywhere
-        leaves a state `resume` continues from."""
-        from plan07.store import records
-
-        with state.transaction(self.state_dir) as tx:
-            art = tx.art
-            done = records.reached(self.state_dir, art.plan_id, upto=art.checkpoint_seq)
-            target = records.pick(done, to)
-            cp, repo = target.checkpoint, Path(art.repo) if art.repo else None
-            if files_required and cp.git_ref is None:
-                raise PlanStateError(
-                    f"rollback restores files from git snapshots, and {art.repo or 'the repo'} "
-                    "is not a git work tree (no snapshot was taken at "
-                    f"{cp.id}); restore the files yourself, or `git init` before planning")
-            restored = records.restore_files(self.state_dir, repo, art.plan_id, target)
-            tx.art = amend.returned(art, target.plan, cp, event, restored.files,
-                                          time=artifact.now(), seq=target.seq)
-            later = [r for r in done if r.seq > target.seq]
-            kept = [r for r in done if r.seq <= target.seq]
-        # after the commit point: the later records go, their refs first
-        records.forget(self.state_dir, repo, later, keep=kept)
-        state.drop_evidence_except(self.state_dir, {tx.art.evidence_file, *(
-            r.plan.evidence_file for r in kept)})
-        self.restored = restored
-        return restored
+        self.restored = checkpoints.return_to(self.state_dir, to, files_required=files_required,
+                                              event=event)
+        return self.restored
 
     # -----------------------------------------------------------------------------------------
     # effects
@@ -373,24 +366,28 @@ class Planner(PlanReader):
 
         return self.client if self.client is not None else make_client(art.llm)
 
-    def _on_checkpoint(self, art: PlanArtifact, cp: Checkpoint, *,
-                       tree: str | None = None) -> None:
-        """A checkpoint was reached (every earlier obligation validated): audited, the repo's
-        files snapshotted under refs/plan07/<plan>/<CP> when it is a git tree (`cp.git_ref`),
-        and the plan state recorded beside plan.json for rollback/resume."""
-        from plan07.gate import world as gate
-        from plan07.store import records
+# audit events that record no work: the plan's own making, a hand-out, a check not judged
+_NO_PROGRESS = {"planned", "handed_out", "inconclusive"}
 
-        artifact.record(art, cp.id, "checkpoint", artifact.checkpoint_trace(cp),
-                        time=artifact.now())
-        # write-ahead (docs/safety.md): the record, then its ref; plan.json, saved by the caller's
-        # transaction with the record's seq, is the commit point
-        taken, art.checkpoint_seq = records.record(self.state_dir, art, cp,
-                                                   tree=gate.git_tree(tree))
-        ref = taken.git_ref
-        for i, c in enumerate(art.checkpoints):
-            if c.id == cp.id:
-                art.checkpoints[i] = c.model_copy(update={"git_ref": ref})
+
+def _refuse_over_progress(d: Path) -> None:
+    """`create` without `replace` over a plan that has progress: refused, naming it. A plan that
+    cannot be read is no plan to keep (`create` replaces it, as before)."""
+    from plan07.store.commit import load_or_none
+
+    art = load_or_none(d)
+    if art is None:
+        return
+    done = sum(n.state == "complete" for n in art.nodes)
+    work = [r for r in art.audit if r.event not in _NO_PROGRESS
+            and not (r.event == "checkpoint" and r.obligation == art.checkpoints[0].id)]
+    if not (done or work or art.audit_overflow or art.confirmed_criteria):
+        return
+    raise PlanStateError(
+        f"the plan in {d} ({art.plan_id}) has progress: {done} of {len(art.nodes)} "
+        f"obligations complete, {len(work)} recorded step(s); nothing was changed: pass "
+        "--replace to start over (its checkpoints are dropped), or --state DIR to plan beside "
+        "it", reason="has_progress")
 
 
 def _relative(path: str | Path, repo: str | None) -> str:

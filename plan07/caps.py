@@ -110,4 +110,46 @@ CHECK_TIMEOUT_MAX_S = 86_400.0
 CHECK_TIMEOUT_FLOOR_S = 120.0
 CHECK_TIMEOUT_FACTOR = 3.0
 BASELINE_TIMEOUT_S = 1800.0  # the CP0 baseline run itself
+CHECK_TIMEOUT_MIN_S = 1.0  # no check runs in less: a shorter timeout is a usage error
 ERROR_MAX_CHARS = 1000
+# ... and by kind: a file past its cap is refused from its size, before it is read (stdin: read
+# to one byte past the cap), so an oversized input costs no parse (docs/safety.md).
+REQUEST_MAX_BYTES = 1024 * 1024  # GitHub caps an issue body at 65,536 characters
+OBLIGATIONS_MAX_BYTES = 4 * 1024 * 1024  # 64 obligations of at most a few KB each, with room
+FEEDBACK_MAX_BYTES = 1024 * 1024
+RULES_MAX_BYTES = 1024 * 1024  # rules/ordering.dl is about 20 KB
+CONFIG_MAX_BYTES = 1024 * 1024  # a repository's pyproject.toml
+EVIDENCE_MAX_BYTES = 128 * 1024 * 1024  # sympy's whole bundle is about 21 MB
+PLAN_FILE_MAX_BYTES = 1024 * 1024  # plan.json: plan07 writes at most ARTIFACT_MAX_BYTES
+_INPUT_CAPS = {  # what a file is (the `what` of plan07.store.boundedio's reads) -> its cap
+    "request": "REQUEST_MAX_BYTES", "task": "REQUEST_MAX_BYTES",
+    "requirement": "REQUEST_MAX_BYTES", "obligations": "OBLIGATIONS_MAX_BYTES",
+    "decomposition": "OBLIGATIONS_MAX_BYTES", "order": "OBLIGATIONS_MAX_BYTES",
+    "observed changes": "OBLIGATIONS_MAX_BYTES", "feedback": "FEEDBACK_MAX_BYTES",
+    "rule file": "RULES_MAX_BYTES", "pyproject.toml": "CONFIG_MAX_BYTES",
+    "evidence": "EVIDENCE_MAX_BYTES", "evidence sidecar": "EVIDENCE_MAX_BYTES",
+    "checkpoint record": "EVIDENCE_MAX_BYTES", "plan": "PLAN_FILE_MAX_BYTES",
+    "replay": "REPLAY_MAX_BYTES",
+}
+
+
+def input_cap(what: str) -> tuple[str, int]:
+    """The cap on a file of kind `what` (its name and bytes); INPUT_MAX_BYTES for the rest."""
+    name = _INPUT_CAPS.get(what, "INPUT_MAX_BYTES")
+    value: int = globals()[name]
+    return name, value
+# Walking a repository outside git (recon, the build check's file list, a fingerprint): at most
+# this many files and folders seen, and recon reads at most this many Python files and bytes
+# (`plan --repo /` is refused in under a second, not read for minutes). A file over
+# FINGERPRINT_FILE_MAX_BYTES is never hashed into a snapshot (docs/safety.md).
+WALK_MAX_ENTRIES = 100_000
+SNAPSHOT_MAX_FILES = 500_000  # files git lists for a snapshot or a fingerprint (no walk: faster)
+RECON_MAX_FILES = 30_000
+RECON_MAX_BYTES = 256 * 1024 * 1024
+FINGERPRINT_FILE_MAX_BYTES = 64 * 1024 * 1024
+# Numeric flags (ours): `--depth` of recon and explain
+DEPTH_MAX = 64
+# A check's output kept by plan07 as it streams in (plan07.gate.runner.Capture): the first half
+# and the last half; the rest is counted and left out (a test's failure message in the run's
+# record is cut likewise, plan07.gate.outcomes).
+CHECK_OUTPUT_MAX_BYTES = 8 * 1024 * 1024

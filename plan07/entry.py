@@ -89,7 +89,8 @@ def _read_view(d: Path) -> str | None:
         return None
     finally:
         os.close(fd)
-    if raw is None or cached is None:
+    if raw is None or cached is None or any(  # a killed write's temp: the full CLI sweeps it
+            n.startswith(".") and n.endswith(".tmp") for n in os.listdir(d)):  # noqa: PTH208
         return None
     data = json.loads(cached.decode("utf-8"))
     if not isinstance(data, dict) or data.get("plan_sha256") != hashlib.sha256(raw).hexdigest():
@@ -113,10 +114,11 @@ def next_view(argv: list[str]) -> str | None:
         return None
 
 
-def complete_args(argv: list[str]) -> tuple[str, Path | None, float | None, bool] | None:
-    """(node id, state dir, timeout, json) when argv is `complete ID` with at most `--state DIR`,
-    `--timeout SECONDS` and `--json` (each once, `--flag=value` too), as the full CLI parses
-    them; None for anything else (help, another flag, a bad value: the full CLI says what)."""
+def complete_args(argv: list[str]) -> tuple[str, Path | None, float | None, bool, bool] | None:
+    """(node id, state dir, timeout, json, quiet) when argv is `complete ID` with at most
+    `--state DIR`, `--timeout SECONDS`, `--json` and `--quiet`/`-q` (each once, `--flag=value`
+    too), as the full CLI parses them; None for anything else (help, another flag, a bad value:
+    the full CLI says what)."""
     if len(argv) < 2 or argv[0] != "complete" or argv[1].startswith("-"):
         return None
     node_id, rest = argv[1], argv[2:]
@@ -127,6 +129,8 @@ def complete_args(argv: list[str]) -> tuple[str, Path | None, float | None, bool
         name, eq, value = a.partition("=")
         if a == "--json" and name not in seen:
             seen["--json"] = None
+        elif a in ("--quiet", "-q") and "--quiet" not in seen:
+            seen["--quiet"] = None
         elif name in ("--state", "--timeout") and name not in seen and (eq or i + 1 < len(rest)):
             if not eq:
                 i += 1
@@ -145,7 +149,8 @@ def complete_args(argv: list[str]) -> tuple[str, Path | None, float | None, bool
         return None
     if state == "" or seen.get("--timeout") == "":
         return None
-    return node_id, (Path(state) if state is not None else None), timeout, "--json" in seen
+    return (node_id, (Path(state) if state is not None else None), timeout, "--json" in seen,
+            "--quiet" in seen)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     if done is not None:  # the gate's one call per node: no typer, no CLI (plan07.cli.console)
         from plan07.cli import console
 
-        return console.guarded(lambda: console.complete(*done))
+        node_id, state, timeout, as_json, quiet = done
+        return console.guarded(lambda: console.complete(node_id, state, timeout, as_json,
+                                                        quiet=quiet))
     from plan07.cli import main as cli_main
 
     return cli_main(args)

@@ -91,3 +91,13 @@ class PlanStateError(Plan07Error):
 class LLMUnavailable(Plan07Error):
     """No completion was received: the endpoint was unreachable after the retries, or refused the
     request (HTTP 4xx). Not the §4 fallback, which is for a completion that could not be used."""
+
+
+def fault_line(exc: OSError) -> str:
+    """An operating-system fault plan07 met (a full disk, a read-only or vanished folder) as the
+    one line the CLI prints after `error: ` (and MCP as a tool error): what failed, on which
+    file. Every write of plan07's is atomic, so a fault leaves the state as it was."""
+    what = exc.strerror or type(exc).__name__
+    where = f" ({exc.filename})" if exc.filename else ""
+    return (f"{what}{where}; nothing was committed (the plan's files are as they were): fix "
+            "that, then run the command again")

@@ -22,8 +22,8 @@
   (PR_SET_DUMPABLE 0), so a check of the same user cannot read this process's memory through
   /proc/<ppid>/mem either. A grandparent's environment (the shell that started plan07) is out of
   plan07's reach: do not export credentials a test must not see into that shell.
-* **A check dies with plan07** (`child_setup`): the check runs in its own session (its process
-  group is killed on timeout) with PR_SET_PDEATHSIG SIGKILL, so a SIGKILL of plan07 kills it too.
+* **A check ends with its processes** (plan07.gate.supervisor; `child_setup` where no supervisor
+  runs): its own session, PR_SET_PDEATHSIG SIGKILL.
 """
 
 from __future__ import annotations
@@ -196,8 +196,10 @@ def _config_names(repo: Path | None) -> list[str]:
     """`[tool.plan07] check-env` of the repo's pyproject.toml: names or `PREFIX_*` globs."""
     if repo is None:
         return []
+    from plan07.caps import CONFIG_MAX_BYTES
+
     path = repo / "pyproject.toml"
-    if not path.is_file():
+    if not path.is_file() or path.stat().st_size > CONFIG_MAX_BYTES:
         return []
     import tomllib
 

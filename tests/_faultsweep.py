@@ -88,7 +88,7 @@ def prepare(root: Path, command: str) -> Scenario:
         _ok(cli_here("complete", "O1", "--state", s))  # an older plan with CP0 and CP1 reached
         args = ["plan", str(work / "request.md"), "--repo", str(repo), "--evidence",
                 str(work / "evidence.json"), "--llm", f"replay:{work / 'completion.json'}",
-                "--state", s]
+                "--state", s, "--replace"]
     elif command == "complete":
         (repo / "pkg" / "core.py").write_text("def f(x):\n    return x  # edited for O1\n")
         args = ["complete", "O1", "--state", s]

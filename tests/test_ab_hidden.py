@@ -78,16 +78,15 @@ def test_whole_request_strategies_fix_the_hidden_consumer_on_a_retry(
     assert not any(task.hidden[0] in c["asked"] for c in r.call_log if not c["retry"])
 
 
-def test_plan07_revision_trigger_adds_the_hidden_consumer_but_does_not_reorder_the_narrowing(
+def test_plan07_revision_trigger_adds_the_hidden_consumer_and_the_narrowing_lands_with_it(
         tmp_path: Path, checker: Checker) -> None:
     """What the mechanics give (faults off): with the trigger, impact feedback after the widen
     step adds an obligation on the hidden consumer; without it, the plan never learns of it.
-    The narrowing is ordered only by its declared dependencies (the added node is not one, and
-    no ladder rule puts a narrowing after a rebind), so it is handed out first and fails in the
-    consumer's file: plan07.plan.retry calls that plan-implicating (a file the added node owns / no
-    node covers) and buys scoped replans, which return the fragment unchanged, until the
-    narrowing's bound is spent. With the trigger the added rebind then runs and the suite is
-    green (the narrowing itself never landed: its check cannot tell); without it, not."""
+    When the narrowing's edit comes, plan07 reads it (breaking: `digits` made required) before
+    its check: with the trigger the added rebind is a pending planned consumer, so the two land
+    as one atomic step and nothing fails (no retry token at all); without it the narrowing is
+    checked alone, fails in the consumer's file, buys scoped replans until its bound is spent,
+    and its edit is taken back out of the tree (the suite is never green)."""
     from plan07 import Planner
 
     task = hidden_task()
@@ -95,13 +94,14 @@ def test_plan07_revision_trigger_adds_the_hidden_consumer_but_does_not_reorder_t
     on = run("plan07", task, tmp_path / "on", checker)
     off = run("plan07", task, tmp_path / "off", checker, Ablation(revision=False))
     assert (on.feedbacks, off.feedbacks) == (1, 0)
-    added = [n for n in Planner.open(tmp_path / "on" / "plan07" / "state" / "plan1").artifact.nodes
-             if n.target_entity == target]
-    assert len(added) == 1
-    assert added[0].state == "complete"
-    assert not any(n.target_entity == target for n in
+    art = Planner.open(tmp_path / "on" / "plan07" / "state" / "plan1").artifact
+    added = [o for os in art.collapsed.values() for o in os if o.target_entity == target]
+    assert len(added) == 1  # a member of the narrowing's atomic step
+    step = next(n for n in art.nodes if added[0].id in n.members)
+    assert (step.cycle_collapsed, step.state) == (True, "complete")
+    assert not any(target in n.target_entity for n in
                    Planner.open(tmp_path / "off" / "plan07" / "state" / "plan1").artifact.nodes)
     assert on.resolved
     assert not off.resolved
-    assert on.retry_tokens == off.retry_tokens > 0
-    assert on.retry_plan_tokens > 0  # the narrowing's failure implicates the plan
+    assert on.retry_tokens == 0 < off.retry_tokens
+    assert off.retry_plan_tokens > 0  # the narrowing's failure implicates the plan

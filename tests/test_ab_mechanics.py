@@ -133,18 +133,16 @@ def test_gate_off_shows_the_executor_what_the_full_plan07_shows(runs: Runs, forc
         assert nogate == full
 
 
-def test_a_merged_node_runs_every_members_step(runs: Runs) -> None:
-    """The callee's slip fails in its consumer test's check: the runtime backstop merges the
-    two into one atomic node, which the harness executes as both members' steps at once (it
-    used to find no gold step for the merged id and pass its check with no edit made)."""
+def test_a_slip_in_the_callees_own_body_is_retried_alone(runs: Runs) -> None:
+    """The callee's slip (a misspelt name in its own body) fails its own test: the failure is
+    the node's, so it is offered again alone with its digest; no other work is merged into it
+    (plan07.plan.backstop merges only when the failing tests exercise other pending work)."""
     task = widen_task()
     callee, faults = _callee_fault(task)
     r = runs("plan07", task, faults).result
     assert r.resolved, r.note
     asked = [c["asked"] for c in r.call_log]
-    assert asked[0] == [callee]
-    assert len(asked[1]) == 2  # the merged node: both members
-    assert callee in asked[1]
+    assert asked[:2] == [[callee], [callee]]
     assert r.call_log[1]["retry"]
 
 

@@ -374,7 +374,7 @@ def test_a_plan_too_big_for_32kb_is_refused_and_the_old_plan_stays_whole(
     replay.write_text(json.dumps({"obligations": huge}))
     with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES 32768"):
         Planner.create(REQUEST, repo=Path(planner.artifact.repo or ""), evidence=Evidence(),
-                       llm=f"replay:{replay}", state_dir=planner.state_dir)
+                       llm=f"replay:{replay}", state_dir=planner.state_dir, replace=True)
     assert Planner.open(planner.state_dir).events == before
 
 
@@ -432,7 +432,8 @@ def test_a_refused_plan_leaves_an_existing_plan_and_its_checkpoints_whole(
     assert {f"checkpoints/{pid}/CP0.1.json", f"checkpoints/{pid}/CP1.2.json"} <= set(files)
     with pytest.raises(InputError, match="ARTIFACT_MAX_BYTES"):
         Planner.create(REQUEST, repo=repo, evidence=Evidence(),
-                       llm=f"replay:{huge_replay(tmp_path)}", state_dir=good.state_dir)
+                       llm=f"replay:{huge_replay(tmp_path)}", state_dir=good.state_dir,
+                       replace=True)
     assert snapshot_of(good.state_dir) == files
     assert git(repo, "for-each-ref", "refs/plan07") == refs
     assert good.rollback(to="CP0").checkpoint == "CP0"  # the old plan still rolls back
@@ -537,7 +538,10 @@ def test_a_failing_node_is_retried_within_its_bound_and_replanned_only_on_a_repe
     assert calls == [0, 1, 1, 1][: max_retries + 1]
     assert events_seen[0] == "retry_local"
     assert events_seen[1] == ("replanned" if scoped == SAME_FRAGMENT else "replan_kept")
-    assert events_seen[-1] == "retry_refused"
+    # past the bound the failed edit may not stay under the next hand-out: outside git (this
+    # repo) it cannot be undone, so the plan halts (in git the files return to the checkpoint)
+    assert events_seen[-1] == "halted"
+    assert [e["event"] for e in planner.events][-2:] == ["retry_refused", "halted"]
     events = planner.events
     with pytest.raises(PlanStateError, match=rf"'O4' failed {max_retries + 1} times .*"
                        r"retry bound is spent.*`plan07 feedback`.*`plan07 rollback`"):
@@ -545,6 +549,7 @@ def test_a_failing_node_is_retried_within_its_bound_and_replanned_only_on_a_repe
     assert len(client.calls) == 2  # no model call past the bound
     assert planner.events == events
     assert any("retries are spent" in b for b in planner.termination_blockers())
+    assert planner.termination_blockers()[0].startswith("halted: O4 failed past its retry")
 
 
 def test_max_retries_is_refused_out_of_range(tmp_path: Path) -> None:

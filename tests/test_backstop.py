@@ -1,10 +1,12 @@
-"""The runtime backstop (plan07.plan.backstop): a failure in the tests of planned dependents that
-consume the failed node's target merges them into one atomic step; any other failure does not."""
+"""The runtime backstop (plan07.plan.backstop): a failure in the tests of any pending planned
+node's target merges it into one atomic step with the failed node, linked or not; a failure in the
+tests of a consumer the plan does not hold adds that consumer; the node's own failure does
+neither."""
 
 from __future__ import annotations
 
 from plan07.model import Evidence, PlanNode, Recon, ReconEdge, ReconNode
-from plan07.plan.backstop import failing_tests, merge_group
+from plan07.plan.backstop import breakage, failing_tests
 
 EV = Evidence(recon=Recon(
     nodes=[ReconNode(id="pkg.store.Store.get", kind="method", file="pkg/store.py"),
@@ -33,18 +35,41 @@ def test_failing_tests_reads_the_short_summary() -> None:
     assert failing_tests(out) == ["tests/test_cli.py::test_show", "tests/test_bad.py"]
 
 
+def merged(nodes: list[PlanNode], output: str) -> list[tuple[str, list[str]]]:
+    return [(v.kind, v.nodes) for v in breakage(nodes, {}, "O1", output, EV).violations]
+
+
 def test_a_failure_in_a_consuming_dependents_tests_merges_them() -> None:
-    got = merge_group(NODES, {}, "O1", "FAILED tests/test_cli.py::test_show - TypeError", EV)
-    assert [(v.kind, v.nodes) for v in got] == [("breaking_change", ["O1", "O2"])]
-    assert "runtime" in got[0].detail
+    got = breakage(NODES, {}, "O1", "FAILED tests/test_cli.py::test_show - TypeError", EV)
+    assert [(v.kind, v.nodes) for v in got.violations] == [("breaking_change", ["O1", "O2"])]
+    assert "runtime" in got.violations[0].detail
+    assert got.consumers == []
 
 
-def test_a_failure_that_is_not_a_consumers_is_local() -> None:
-    # O3 is a dependent whose test fails, but it does not consume Store.get
-    assert merge_group(NODES, {}, "O1", "FAILED tests/test_other.py::test_f - x", EV) == []
-    # one failing test nobody downstream owns: not (only) the consumers' failure
-    assert merge_group(NODES, {}, "O1", "FAILED tests/test_cli.py::test_show\n"
-                                        "FAILED tests/test_x.py::test_y", EV) == []
-    assert merge_group(NODES, {}, "O1", "SyntaxError: invalid syntax", EV) == []
+def test_a_failure_in_any_pending_nodes_tests_merges_it_linked_or_not() -> None:
+    # O3 does not consume Store.get, and no edge links it to O1: its test failed all the same
+    assert merged(NODES, "FAILED tests/test_other.py::test_f - x") == [
+        ("breaking_change", ["O1", "O3"])]
+
+
+def test_a_failure_in_an_unplanned_consumers_tests_adds_it() -> None:
+    alone = [NODES[0]]  # the plan holds Store.get only; pkg.cli.show calls it by name
+    got = breakage(alone, {}, "O1", "FAILED tests/test_cli.py::test_show - TypeError", EV)
+    assert got.violations == []
+    assert [(e.src, e.dst, e.cause) for e in got.consumers] == [
+        ("pkg.store.Store.get", "pkg.cli.show", "sig_change")]
+
+
+def test_the_nodes_own_failure_merges_nothing() -> None:
+    own = Evidence(recon=Recon(nodes=[*EV.recon.nodes, ReconNode(
+        id="tests.test_store.test_get", kind="test", file="tests/test_store.py")], edges=[
+        *EV.recon.edges, ReconEdge(src="tests.test_store.test_get", dst="pkg.store.Store.get",
+                                   kind="tests")]))
+    assert not breakage(NODES, {}, "O1", "FAILED tests/test_store.py::test_get", own)
+    # a failing test nothing links to anything: not (only) other work's failure
+    assert not breakage(NODES, {}, "O1", "FAILED tests/test_cli.py::test_show\n"
+                                         "FAILED tests/test_x.py::test_y", EV)
+    assert not breakage(NODES, {}, "O1", "SyntaxError: invalid syntax", EV)
+    # the owner is complete: its work is re-opened by the retry, not merged
     done = [NODES[0], node("O2", "pkg.cli.show", ["O1"], "complete")]
-    assert merge_group(done, {}, "O1", "FAILED tests/test_cli.py::test_show", EV) == []
+    assert merged(done, "FAILED tests/test_cli.py::test_show") == []

@@ -182,3 +182,74 @@ def test_a_file_git_cannot_re_encode_is_snapshotted_and_restored_byte_for_byte(
     assert (repo / "enc" / "run.txt").read_bytes() == b"\xff exec\n"
     assert (repo / "enc" / "run.txt").stat().st_mode & 0o100
     assert user_state(top) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# what a snapshot never holds: virtualenvs, caches, node_modules, build output (ignored or not)
+
+
+def _junk(repo: Path) -> None:
+    """Untracked, not ignored: a venv as `.venv` and one by another name, caches, node_modules,
+    top-level build output, an egg-info; and code that only looks like junk."""
+    subprocess.run(["python3", "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (repo / "tools" / "env38").mkdir(parents=True)
+    (repo / "tools" / "env38" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (repo / "tools" / "env38" / "lib.py").write_text("X = 1\n")
+    for rel in ("pkg/__pycache__/c.cpython-311.pyc", ".pytest_cache/v/cache/nodeids",
+                ".mypy_cache/3.11/x.json", "node_modules/left-pad/index.js", "build/lib/a.py",
+                "dist/x-1.0.tar.gz", "x.egg-info/PKG-INFO", "pkg/stray.pyc"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("junk\n")
+    (repo / "pkg" / "build").mkdir()
+    (repo / "pkg" / "build" / "__init__.py").write_text("CODE = 1\n")  # a package named build
+
+
+def test_a_snapshot_never_holds_venvs_caches_or_build_output(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    _junk(repo)
+    (repo / "new.py").write_text("N = 1\n")
+    ref = snapshot(repo, "plan-j", "CP1")
+    files = set(git(repo, "ls-tree", "-r", "--name-only", ref).split())
+    assert files == {".gitignore", "a.py", "b.py", "pkg/c.py", "new.py", "pkg/build/__init__.py"}
+    # a restore leaves them where they are (they are no snapshot's to remove)
+    (repo / "new.py").unlink()
+    restore(repo, ref)
+    assert (repo / "new.py").read_text() == "N = 1\n"
+    assert (repo / ".venv" / "pyvenv.cfg").is_file()
+    assert (repo / "node_modules" / "left-pad" / "index.js").is_file()
+    assert (repo / "tools" / "env38" / "lib.py").is_file()
+
+
+def test_a_tracked_file_in_a_junk_folder_is_kept(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    (repo / "dist").mkdir()
+    (repo / "dist" / "bundle.js").write_text("v1\n")  # committed build output (a JS action)
+    git(repo, "add", "dist/bundle.js")
+    git(repo, "commit", "-q", "-m", "dist")
+    (repo / "dist" / "bundle.js").write_text("v2\n")
+    (repo / "dist" / "extra.map").write_text("untracked\n")
+    ref = snapshot(repo, "plan-t", "CP1")
+    assert git(repo, "show", f"{ref}:dist/bundle.js") == "v2\n"
+    assert "dist/extra.map" not in git(repo, "ls-tree", "-r", "--name-only", ref).split()
+
+
+def test_the_state_folder_inside_the_repo_leaves_git_status(tmp_path: Path) -> None:
+    from plan07.store.checkpoint import snapshot_commit
+
+    repo = make_repo(tmp_path / "r")
+    (repo / ".gitignore").write_text("build/\n")  # ignores the default state folder's parent
+    git(repo, "commit", "-qam", "ignore build")
+    state = repo / "out" / "plan state"
+    state.mkdir(parents=True)
+    (state / "plan.json").write_text("{}")
+    assert "out/" in git(repo, "status", "--porcelain")
+    for _ in range(2):  # once, however many plans
+        assert snapshot_commit(repo, "plan-s", "CP0", keep=[state])
+    exclude = (repo / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/out/plan state/\n") == 1
+    assert git(repo, "status", "--porcelain") == ""
+    ignored = repo / "build" / "07-task-decomposition-planning"  # an ignored state folder
+    ignored.mkdir(parents=True)
+    (ignored / "plan.json").write_text("{}")
+    assert snapshot_commit(repo, "plan-s", "CP0", keep=[ignored])  # no `git add` refusal
+    assert git(repo, "status", "--porcelain") == ""

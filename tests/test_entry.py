@@ -202,6 +202,24 @@ def test_any_other_complete_is_the_full_cli(argv: list[str]) -> None:
 
 
 def test_complete_args() -> None:
-    assert entry.complete_args(["complete", "O3"]) == ("O3", None, None, False)
+    assert entry.complete_args(["complete", "O3"]) == ("O3", None, None, False, False)
     assert entry.complete_args(["complete", "O3", "--json", "--state=s", "--timeout", "9"]) == (
-        "O3", Path("s"), 9.0, True)
+        "O3", Path("s"), 9.0, True, False)
+    assert entry.complete_args(["complete", "O3", "-q"]) == ("O3", None, None, False, True)
+    assert entry.complete_args(["complete", "O3", "--quiet", "--quiet"]) is None
+
+
+def test_after_a_complete_the_next_call_is_the_fast_path(planned: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """`plan07 complete` leaves the hand-out `next` would make ready (plan07.cli.console), so
+    the agent's next call is answered from next.json; the same bytes as the full CLI."""
+    d = _copy(planned, tmp_path)
+    _, first = _full(["next", "--json", "--state", str(d)])
+    node_id = json.loads(first)["node_id"]
+    rc, out, _ = _run(entry.main, ["complete", node_id, "--state", str(d)], capsys)
+    assert rc == 1, out  # the example's first node is checked red: nothing written, it fails
+    fast = entry.next_view(["next", "--json", "--state", str(d)])
+    assert fast is not None
+    assert fast == _full(["next", "--json", "--state", str(d)])[1]
+    assert json.loads((d / "plan.json").read_text())["active"] == json.loads(fast)["node_id"]

@@ -226,7 +226,7 @@ def test_a_plan_without_an_environment_defers_its_baseline_to_the_first_complete
     assert gate.baseline_failing == ["tests/test_core.py::test_known_bug"]  # CP0's, not mine
     assert gate.python == str(venv / "bin" / "python")
     (repo / "pyproject.toml").write_text('[tool.plan07]\ntest-command = "pytest"\n')
-    assert main(argv) == 2
+    assert main([*argv, "--replace"]) == 2
     assert "non-empty list of strings" in capsys.readouterr().err
 
 

@@ -417,16 +417,17 @@ def test_run_argv_keeps_all_output_small_writes_big_writes_and_stderr(tmp_path: 
     assert out == "." * 3000 + "x" * 3_000_000 + "ERR"
 
 
-def test_run_argv_reads_until_every_writer_closed_the_output(tmp_path: Path) -> None:
-    # as communicate(): a child that exits while its own child still writes to the output is
-    # read to the end, the late line included
+def test_run_argv_ends_what_the_check_left_writing_to_the_output(tmp_path: Path) -> None:
+    # docs/safety.md "A check ends with its processes": a child still writing to the output
+    # when the check's process exits is ended with it (not waited for), its own session too
     from plan07.gate.runner import run_argv
 
-    late = "import time; time.sleep(1); print('late', flush=True)"
+    late = "import time; time.sleep(3); print('late', flush=True)"
     code = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {late!r}])\n"
+            f"subprocess.Popen([sys.executable, '-c', {late!r}], start_new_session=True)\n"
             "print('early', flush=True)\n")
     rc, out = run_argv(_py(code), tmp_path, 60, dict(os.environ))
-    assert (rc, out.split()) == (0, ["early", "late"])
+    assert (rc, out.split()) == (0, ["early"])
 
 
 def test_run_argv_timeout_keeps_what_was_written(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ speaking /v1/chat/completions, recording every request). Never the network."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -286,12 +287,41 @@ def test_json_object_endpoint(serve: Callable[..., Server],
 ])
 def test_missing_env_is_a_clear_input_error(env: dict[str, str], missing: str,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    for k in ("PLAN07_LLM_BASE_URL", "PLAN07_LLM_API_KEY"):
+    for k in ("PLAN07_LLM_BASE_URL", "PLAN07_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(k, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     with pytest.raises(InputError, match=missing):
         make_client("openai:m")
+
+
+@pytest.mark.parametrize("ours", [False, True])
+def test_the_openai_sdks_variables_are_the_fallback(
+    ours: bool, serve: Callable[..., Server], inputs: tuple[Requirement, Evidence],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OPENAI_BASE_URL / OPENAI_API_KEY serve when PLAN07_LLM_* are unset; PLAN07_LLM_* win."""
+    server = serve([completion(GOOD)])
+    for k in ("PLAN07_LLM_BASE_URL", "PLAN07_LLM_API_KEY"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url if not ours else "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sdk-key")
+    if ours:
+        monkeypatch.setenv("PLAN07_LLM_BASE_URL", server.url)
+        monkeypatch.setenv("PLAN07_LLM_API_KEY", "our-key")
+    result = decompose(*inputs, make_client("openai:test-model"))
+    assert [o.id for o in result.obligations] == ["O1", "O2", "O3"]
+    assert server.auth == [f"Bearer {'our-key' if ours else 'sdk-key'}"]
+
+
+def test_without_the_openai_extra_it_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if the extra were not installed
+    monkeypatch.setenv("PLAN07_LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("PLAN07_LLM_API_KEY", "k")
+    with pytest.raises(InputError) as err:
+        make_client("openai:m")
+    assert err.value.one_line() == ("--llm openai:m needs the openai extra, which is not "
+                                    "installed; install it with pip install 'openai>=1.40'")
 
 
 def test_scoped_reinvoke_sends_only_the_subgraph_fragment(

@@ -19,6 +19,7 @@ import pytest
 from plan07.cli import main
 from plan07.gate.testcommand import PYTEST_COMMAND
 from plan07.mcp.doc import tools_doc
+from plan07.mcp.server import for_agent
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
@@ -113,12 +114,13 @@ def error_text(result: CallToolResult) -> str:
 
 
 def cli_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    """The line the CLI prints on stderr for the same bad call (exit 2, nothing on stdout)."""
+    """The line the CLI prints on stderr for the same bad call (exit 2, nothing on stdout), as
+    the MCP server tells it to an agent (a command it names is the tool to call)."""
     capsys.readouterr()
     rc = main(list(argv))
     out, err = capsys.readouterr()
     assert (rc, out, err.count("\n")) == (2, "", 1)
-    return err.strip()
+    return for_agent(err.strip())
 
 
 def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
@@ -145,7 +147,8 @@ def check_tool_schemas(tools: list[Any]) -> None:
         assert sorted(tool.input_schema.get("required", [])) == required.get(name, []), name
         assert (tool.output_schema or {}).get("type") == "object", name
     assert set(by_name["plan"].input_schema["properties"]) == {
-        "request", "repo", "state", "llm", "evidence", "engine", "python", "test_command"}
+        "request", "repo", "state", "llm", "evidence", "engine", "python", "test_command",
+        "replace"}
     assert by_name["plan"].input_schema["properties"]["llm"]["default"] == "builtin"
     assert set(by_name["complete"].input_schema["properties"]) == {"node_id", "state", "timeout"}
     fb = by_name["feedback"].input_schema["properties"]["feedback"]  # the shipped schema, inlined
@@ -235,6 +238,8 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             got = error_text(await call("complete", node_id="O2", state=st))
             assert got == cli_error(capsys, "complete", "O2", "--state", st)
             assert "O2" in got
+            assert "(the `next` tool shows the ready one)" in got  # what to call, not to type
+            assert "plan07 next" not in got
             bad_fb = {"caused_by": "O1", "impact_edges": [{"nope": 1}]}
             assert error_text(await call("feedback", feedback=bad_fb, state=st)).startswith(
                 "error: feedback: impact_edges[0]")
@@ -243,8 +248,18 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             assert error_text(await call("complete", node_id="O1", state=st, timeout=-1)) == \
                 cli_error(capsys, "complete", "O1", "--state", st, "--timeout", "-1")
             bad_type = await call("complete", node_id=["O1"], state=st)  # the schema refuses
-            assert bad_type.is_error
-            assert "node_id" in bad_type.content[0].text
+            assert error_text(bad_type) == ("error: complete: node_id: Input should be a valid "
+                                            "string; nothing was done")  # one line, no pydantic
+            assert error_text(await call("complete", node_id="O1", state=st, timeout="soon")) \
+                .startswith("error: complete: timeout: ")
+            deep: dict[str, Any] = {}
+            cur = deep
+            for _ in range(210):  # past what the SDK's parser reads: still answered
+                cur["a"] = {}
+                cur = cur["a"]
+            assert error_text(await call("feedback", feedback=deep, state=st)) == (
+                "error: feedback: the arguments are nested deeper than 64 (cap JSON_MAX_DEPTH "
+                "64); nothing was done")
             assert plan_json.read_bytes() == before
 
             # the check fails (scale is unchanged): a normal result, not a protocol error
@@ -261,7 +276,8 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             core.write_text(good.replace("return x\n", "import nosuchdep_plan07\n    return x\n"))
             got = error_text(await call("complete", node_id="O1", state=st))
             assert got.startswith(f"error: O1 not judged: the repo's interpreter ({py}, from "
-                                  "--python) cannot import nosuchdep_plan07; pass --python")
+                                  "the `python` argument) cannot import nosuchdep_plan07; pass "
+                                  "the `python` argument")
             assert got == cli_error(capsys, "complete", "O1", "--state", st)
             assert data(await call("next", state=st))["node"]["node_id"] == "O1"
             core.write_text(good)
@@ -272,6 +288,15 @@ def test_an_mcp_client_drives_a_plan_from_request_to_done(
             core.write_text(core.read_text().replace("return x\n", "return 2 * x\n"))
             passed = data(await call("complete", node_id=again["node_id"], state=st))
             assert passed["passed"] is True
+
+            # planning again over a plan with progress: refused, the plan kept, unless `replace`
+            got = error_text(await call("plan", request=REQUEST, repo=str(repo), state=st,
+                                        llm=f"replay:{replay}", python=sys.executable))
+            assert "has progress: 1 of 3 obligations complete" in got  # the regression run is one
+            assert "pass the `replace` argument" in got
+            assert got == cli_error(capsys, "plan", str(tmp_path / "request.md"), "--repo",
+                                    str(repo), "--state", st, "--llm", f"replay:{replay}",
+                                    "--python", sys.executable)
 
             status = await call("status", state=st)
             table = data(status)
@@ -318,8 +343,8 @@ def test_mcp_without_the_sdk_is_one_line_exit_2(
     rc = main(["mcp"])
     out, err = capsys.readouterr()
     assert (rc, out) == (2, "")
-    assert err == ("error: `plan07 mcp` needs the MCP Python SDK (mcp>=2.3); install it "
-                   "with pip install 'plan07[mcp]'\n")
+    assert err == ("error: `plan07 mcp` needs the mcp extra, which is not installed; install "
+                   "it with pip install 'mcp>=2.3,<3'\n")
 
 
 def test_the_cli_does_not_import_the_sdk_unless_mcp_runs() -> None:

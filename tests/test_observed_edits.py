@@ -181,3 +181,37 @@ def test_a_behaviour_change_lands_with_the_planned_rewrite_of_its_tests(tmp_path
     verdict = planner.complete("O1")
     assert (verdict.merged_into, verdict.merged) == ("O1_atomic", ["O2"])
     assert any(line.startswith("behaviour:") for line in verdict.observed)
+
+
+def test_a_merged_step_that_grows_at_its_complete_is_not_checked_half_done(
+        tmp_path: Path) -> None:
+    """O1's behaviour change joins the rewrite of its tests (O1_atomic); the step's own edit
+    then breaks the planned caller O3: O3 joins the same step, which keeps its id, and nothing
+    is checked or completed until O3's edit is in."""
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement"),
+                                    ob("O2", "tests.test_pricing", "requirement"),
+                                    ob("O3", "pkg.cart.Cart.checkout", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(
+        "def total(items, discount=0):\n    return max(sum(items) - discount, 0)\n")
+    first = planner.complete("O1")
+    assert (first.merged_into, first.merged) == ("O1_atomic", ["O2"])
+    assert planner.next().node_id == "O1_atomic"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(
+        "def total(items, tax_rate, discount=0):\n"
+        "    return max(sum(items) * (1 + tax_rate) - discount, 0)\n")
+    (repo / "tests" / "test_pricing.py").write_text(
+        "from pkg.pricing import total\n\n\ndef test_total():\n"
+        "    assert total([1, 2], 0, 1) == 2\n")
+    grown = planner.complete("O1_atomic")
+    assert (grown.passed, grown.merged_into, grown.merged) == (False, "O1_atomic", ["O3"])
+    assert grown.test_calls == 0
+    states = {n.id: n.state for n in planner.artifact.nodes}
+    assert states["O1_atomic"] != "complete"
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O1_atomic"
+    (repo / "pkg" / "cart.py").write_text(CART.replace("total(self.items)",
+                                                       "total(self.items, 0.0)"))
+    assert planner.complete("O1_atomic").passed
+    assert planner.next() is None

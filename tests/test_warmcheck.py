@@ -105,8 +105,10 @@ def test_a_warm_check_is_what_a_fresh_process_was(tmp_path: Path) -> None:
     dumps = sorted((json.loads(p.read_text()) for p in out.iterdir()),
                    key=lambda d: d["ppid"] == server)
     fresh, warm = dumps[0], dumps[1:]
-    assert fresh["ppid"] == os.getpid()
+    assert fresh["ppid"] not in (os.getpid(), server)  # its supervisor (plan07.gate.supervisor)
     assert [d["ppid"] for d in warm] == [server, server]
+    marks = {d["env"].pop("PLAN07_CHECK") for d in dumps}  # type: ignore[attr-defined]
+    assert len(marks) == 3  # one per check: what a later plan07 finds its processes by
 
     def same(d: dict[str, object]) -> dict[str, object]:
         tmp = next(p for p in d["path"] if "plan07-junit-" in p)  # type: ignore[attr-defined]

@@ -118,6 +118,9 @@ class _Drive:
         self.applied: list[tuple[str, list[Applied]]] = []
         self.plans = 0
         self.members: dict[str, list[str]] = {}  # plan node id -> the gold steps it ran
+        # a merged step (plan07 read an edit that cannot be valid alone): its id -> the steps
+        # already made for it and their edits, kept in the tree until the step is checked
+        self.held: dict[str, tuple[list[str], list[Applied]]] = {}
         self._seen = 0  # usage entries of the current planner already metered
 
     def plan(self, obligations: list[Obligation], evidence: Evidence, *, retry: bool) -> Any:
@@ -129,7 +132,7 @@ class _Drive:
         p = Planner.create(self.s.task.request, repo=self.s.repo, evidence=evidence,
                            llm=gold_decomposer(obligations, self.alt),
                            state_dir=self.state_dir / f"plan{self.plans}", engine=self.engine,
-                           ordering=self.ab.ordering,
+                           ordering=self.ab.ordering, revision=self.ab.revision,
                            # the task's gold decomposition as given: a lint repair would add
                            # steps the scripted executor has no gold edit for
                            lint=False, max_retries=min(self.s.bound, caps.MAX_RETRIES_CAP))
@@ -150,9 +153,10 @@ class _Drive:
         failure: dict[str, str] = {}
         schedule = contexts.chain(task) if not self.ab.externalized_plan else ""
         while (view := p.next()) is not None:
-            steps = gold_steps(task, p.artifact, view)
-            oids = [st.id for st in steps]
             key = view.node_id
+            made, kept = self.held.pop(key, ([], []))
+            steps = [st for st in gold_steps(task, p.artifact, view) if st.id not in made]
+            oids = [st.id for st in steps]
             if any(s.executed[o] > s.bound for o in oids):
                 return False
             done = [a for o, a in self.applied if o == key]
@@ -174,16 +178,22 @@ class _Drive:
             for f in sorted({a.file for a in applied}):
                 p.report_edit(view.node_id, f)
             before = set(s.consistency.good)
-            state = s.step_done()
+            checked = s.check()
             verdict = p.complete(view.node_id)
             self._account(p, retry=True)
+            applied = kept + applied
+            if verdict.merged_into is not None:  # mid-step: not executed, nothing measured; the
+                self.held[verdict.merged_into] = (made + oids, applied)  # edit stays in the tree
+                continue
+            state = s.step_done(checked)
             if verdict.passed:
                 self.applied.append((key, applied))
                 if self.ab.revision:
                     self._feedback(p, view, state.broken(before), [a.file for a in applied])
                     self._impact(p, view, applied)
             else:
-                revert_all(s.repo, applied)
+                if p.events[-1]["event"] != "restored":  # plan07 put the files back itself
+                    revert_all(s.repo, applied)
                 failure[view.node_id] = _digest(verdict, s.repo)
         return True
 

@@ -68,6 +68,19 @@ def _unresolved_notes(res: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
+def _retried_notes(res: dict[str, Any]) -> list[str]:
+    """Units a Ray run (`--ray`) ran more than once (a worker died) or lost: never dropped."""
+    notes = res.get("retried", [])
+    if not notes:
+        return []
+    out = [f"{len(notes)} unit(s) did not run exactly once on Ray (each row is still in the "
+           "results; a lost unit counts unresolved):"]
+    out += [f"- {n['strategy']} {n['task_id']} run {n['run']}: "
+            + (f"{n['attempts']} attempts, " if n.get("attempts") else "") + n["outcome"][:160]
+            for n in notes[:12]]
+    return [*out, ""]
+
+
 def _split(res: dict[str, Any]) -> list[str]:
     """Where each strategy's retry tokens went: re-executed edits vs re-planning calls."""
     out = []
@@ -140,7 +153,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
         "in/out tokens. "
         + ("Mean ± std over runs." if c["runs"] > 1 else "One run: means, no std."), "",
         "## Metrics", "", *_table(res["aggregate"], c["runs"] > 1), "",
-        *_split(res), *_beside(res), *_unresolved_notes(res)]
+        *_split(res), *_beside(res), *_unresolved_notes(res), *_retried_notes(res)]
     if "decision" in res:
         d = res["decision"]
         lines += ["## Decision (§7.4)", "",

@@ -160,9 +160,10 @@ class Session:
                 self.result.edits_rejected += 1
         return out
 
-    def step_done(self) -> CheckResult:
-        """An executed step: really run the build and tests, record temporal consistency."""
-        r = self.check()
+    def step_done(self, r: CheckResult | None = None) -> CheckResult:
+        """An executed step: really run the build and tests (unless `r`, the state already
+        checked), record temporal consistency."""
+        r = r or self.check()
         self.result.steps.append(self.consistency.observe(r))
         return r
 

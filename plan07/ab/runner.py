@@ -57,13 +57,19 @@ class Config:
 
 
 Unit = tuple[int, int, str]  # (run, task index, strategy or variant)
+Progress = Callable[[int, int, dict[str, Any]], None]  # (units done, units, the row)
+Rows = list[dict[str, Any]]
+# runs the units: (tasks, config, units, progress) -> (rows, units not run exactly once)
+Execute = Callable[[list[Task], "Config", list[Unit], Progress | None], tuple[Rows, Rows]]
 # Ablation units run the full plan07 and each variant with the ablation executor (which may be
 # the prompt-sensitive one, `scripted:prompt`), beside the A/B's own units.
 ABL = "ablation/"
 _TASKS: list[Task] = []
 _CONFIG: Config | None = None
 _CHECKER: Any = None
-_CHECKER_KEY: tuple[str, tuple[str, ...]] | None = None
+# (interpreter, import path, the process that started it): a pool worker forked from a process
+# that had a test worker must start its own, not write to its parent's pipes beside its siblings
+_CHECKER_KEY: tuple[str, tuple[str, ...], int] | None = None
 
 
 @contextmanager
@@ -91,33 +97,43 @@ def _gate_env(task: Task) -> Iterator[None]:
 
 def _init(tasks: list[Task], config: Config) -> None:
     global _TASKS, _CONFIG
+    _TASKS, _CONFIG = tasks, config
+    prepare(config)
+
+
+def prepare(config: Config) -> None:
+    """What a process that runs units needs first (a pool worker, a Ray worker)."""
     from plan07.ab import tokens
 
-    _TASKS, _CONFIG = tasks, config
     tokens.use(config.tokenizer)
     os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 def run_unit(unit: Unit) -> dict[str, Any]:
-    """One strategy (or ablation variant) on one task for one seeded run, in a fresh repo."""
+    """One unit of this process's tasks (the pool's workers: set by `_init`)."""
+    assert _CONFIG is not None
+    return run_one(_TASKS[unit[1]], _CONFIG, unit)
+
+
+def run_one(task: Task, config: Config, unit: Unit) -> dict[str, Any]:
+    """One strategy (or ablation variant) on one task for one seeded run, in a fresh repo.
+    The process's test worker is kept for the next unit with the same interpreter."""
     global _CHECKER, _CHECKER_KEY
     from plan07.ab.checker import Checker
     from plan07.ab.executors import make_executor
     from plan07.ab.strategies import RUNNERS
 
-    assert _CONFIG is not None
     run, ti, name = unit
-    task = _TASKS[ti]
-    key = (task.python or "", task.pythonpath)
+    key = (task.python or "", task.pythonpath, os.getpid())
     if _CHECKER is None or key != _CHECKER_KEY:
-        if _CHECKER is not None:
+        if _CHECKER is not None and _CHECKER_KEY and _CHECKER_KEY[2] == os.getpid():
             _CHECKER.close()
         _CHECKER = Checker(python=task.python, pythonpath=task.pythonpath, paths=task.check_paths)
         _CHECKER_KEY = key
     _CHECKER.paths = task.check_paths
-    spec = _CONFIG.ablation_executor if name.startswith(ABL) and _CONFIG.ablation_executor \
-        else _CONFIG.executor
-    ex = make_executor(spec, seed=_CONFIG.seed + run, faults=_CONFIG.faults)
+    spec = config.ablation_executor if name.startswith(ABL) and config.ablation_executor \
+        else config.executor
+    ex = make_executor(spec, seed=config.seed + run, faults=config.faults)
     tmp = Path(tempfile.mkdtemp(prefix="plan07-ab-"))
     base = name.removeprefix(ABL)
     from plan07.ab import run as runmod
@@ -127,18 +143,28 @@ def run_unit(unit: Unit) -> dict[str, Any]:
         repo = write_repo(task, tmp / "repo")
         with _gate_env(task):
             if base in RUNNERS and base != "plan07":
-                res = RUNNERS[base](task, repo, ex, _CHECKER, _CONFIG.bound)
+                res = RUNNERS[base](task, repo, ex, _CHECKER, config.bound)
             else:
                 ab = VARIANTS.get(base, Ablation())
-                res = RUNNERS["plan07"](task, repo, ex, _CHECKER, _CONFIG.bound,
+                res = RUNNERS["plan07"](task, repo, ex, _CHECKER, config.bound,
                                         state_dir=tmp / "state", ablation=ab,
-                                        engine=_CONFIG.engine)
+                                        engine=config.engine)
         res.strategy = name
     except Exception as exc:  # noqa: BLE001 - one broken unit must not lose the whole run
         why = f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:240]}"
         res = runmod.salvage(name, task, why)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return {**res.to_dict(), "run": run, "task_index": ti, "shape": task.shape}
+
+
+def salvaged_row(task: Task, unit: Unit, why: str) -> dict[str, Any]:
+    """The row of a unit that never returned one (its worker lost): unresolved, `why` noted."""
+    from plan07.ab import run as runmod
+
+    run, ti, name = unit
+    runmod.Session.current = None
+    res = runmod.salvage(name, task, why)
     return {**res.to_dict(), "run": run, "task_index": ti, "shape": task.shape}
 
 
@@ -154,11 +180,23 @@ def units(config: Config, n_tasks: int) -> list[Unit]:
     return out
 
 
-def run_ab(tasks: list[Task], config: Config,
-           progress: Callable[[int, int, dict[str, Any]], None] | None = None
-           ) -> dict[str, Any]:
-    """Run every unit and return results.json's content (rows, aggregates, decision, ablation)."""
+def run_ab(tasks: list[Task], config: Config, progress: Progress | None = None, *,
+           execute: Execute | None = None) -> dict[str, Any]:
+    """Run every unit and return results.json's content (rows, aggregates, decision, ablation).
+    `execute` runs the units elsewhere (plan07.ab.cluster.on_ray: as Ray tasks) instead of
+    here; the units it reports as not run exactly once are listed under `retried` (absent when
+    none: the same seed gives the same results.json either way)."""
     todo = units(config, len(tasks))
+    rows, retried = (execute or run_local)(tasks, config, todo, progress)
+    rows.sort(key=lambda r: (r["run"], r["task_index"], r["strategy"]))
+    out = summarize(tasks, config, rows)
+    return {**out, "retried": retried} if retried else out
+
+
+def run_local(tasks: list[Task], config: Config, todo: list[Unit], progress: Progress | None
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The units in this process (`workers` 1) or a pool of forked worker processes; each runs
+    exactly once (an exception in a unit is its salvaged row), so none is `retried`."""
     rows: list[dict[str, Any]] = []
     if config.workers <= 1:
         _init(tasks, config)
@@ -177,8 +215,7 @@ def run_ab(tasks: list[Task], config: Config,
         if pool is not None:
             pool.close()
             pool.join()
-    rows.sort(key=lambda r: (r["run"], r["task_index"], r["strategy"]))
-    return summarize(tasks, config, rows)
+    return rows, []
 
 
 def summarize(tasks: list[Task], config: Config, rows: list[dict[str, Any]]) -> dict[str, Any]:

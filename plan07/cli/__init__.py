@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
+from typing import Annotated
 
 import typer
 
@@ -25,8 +26,22 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"plan07 {version('plan07')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            typer.echo("plan07 (not installed)")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print plan07's version and exit.",
+                                          is_eager=True, callback=_version)] = False,
+) -> None:
     """Plan a coding request into typed obligations, ordered by Datalog rules, driven one by one."""
 
 
@@ -46,6 +61,22 @@ COMMAND_MODULES = [
 
 for _name in COMMAND_MODULES:
     import_module(_name).register(app)
+
+
+def _short_helps(group: typer.Typer) -> None:
+    """Each command's line in a group's list: its docstring's first paragraph as one line (the
+    rich formatter keeps a docstring's wrapped line breaks there; markdown mode, which would
+    join them, eats backquotes)."""
+    for info in group.registered_commands:
+        doc = (info.help or (info.callback.__doc__ if info.callback else None) or "").strip()
+        if info.short_help is None and doc:
+            info.short_help = " ".join(doc.split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _short_helps(sub.typer_instance)
+
+
+_short_helps(app)
 
 
 _Redacting = console.Redacting  # the typer-free pieces the fast path shares (plan07.cli.console)

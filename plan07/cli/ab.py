@@ -31,8 +31,7 @@ def _mechanisms(text: str) -> tuple[str, ...]:
     if not text.strip():
         return ABLATION_ORDER
     names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in ABLATION_ORDER]
-    if bad or not names:
+    if (bad := [n for n in names if n not in ABLATION_ORDER]) or not names:
         raise InputError(f"--ablation-mechanisms: unknown {', '.join(bad) or 'none given'}; "
                          f"use some of {', '.join(ABLATION_ORDER)}", field="--ablation-mechanisms")
     return tuple(m for m in ABLATION_ORDER if m in names)
@@ -54,7 +53,7 @@ def ab(
     out: Annotated[Path, typer.Option(
         "--out", help="Where report.md, results.json and the chart go.")] = Path("build/ab"),
     ablation_tasks: Annotated[int, typer.Option(
-        "--ablation-tasks", help="Run the §7.5 ablation on the first N tasks; above --tasks "
+        "--ablation-tasks", help="Run the ablation on the first N tasks; above --tasks "
                                  "(generated tasks only), the extra tasks run the ablation "
                                  "alone.")] = 0,
     ablation_mechanisms: Annotated[str, typer.Option(
@@ -71,7 +70,7 @@ def ab(
         "--swebench", help="JSONL of SWE-bench-style instances with local checkouts.")] = None,
     commits: Annotated[Path | None, typer.Option(
         "--commits", help="JSONL of real commits on local checkouts (id, repo_path, commit, "
-                          "request, tests[, python, pythonpath]).")] = None,
+                          "request, tests, optional python and pythonpath).")] = None,
     tokenizer: Annotated[str, typer.Option(
         "--tokenizer", help="Token counts for the scripted executor: estimate | cl100k "
                             "(the tiktoken extra); the other is reported beside.")] = "estimate",
@@ -81,15 +80,24 @@ def ab(
                                     "work.")] = "",
     real_size: Annotated[bool, typer.Option(
         "--real-size/--toy-size", help="Pad generated modules to real module sizes.")] = True,
-    workers: Annotated[int, typer.Option("--workers", help="Parallel worker processes.")] = 2,
+    workers: Annotated[int, typer.Option(
+        "--workers", help="Parallel worker processes (with --ray local: the CPUs of the "
+                          "cluster it starts).")] = 2,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", help="Run each unit as a Ray task: local (start a loopback-only cluster "
+                      "here), auto (a running one: ray start --head) or HOST:PORT. Needs "
+                      "the scale extra (Ray).")] = None,
+    ray_retries: Annotated[int, typer.Option(
+        "--ray-retries", help="Times Ray re-runs a unit whose worker died.")] = 3,
     hidden_consumer_rate: Annotated[float, typer.Option(
         "--hidden-consumer-rate",
         help="Chance a widening with >= 2 consumers hides one consumer rebind from the "
-             "decomposition every strategy is handed (§7.5 revision trigger).")] = 0.0,
+             "decomposition every strategy is handed (what the revision trigger is for).")] = 0.0,
     price: Annotated[str, typer.Option("--price", help="IN,OUT $ per 1M tokens.")] = "0.27,1.10",
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
-    """Run monolithic, static decomposition and plan07 on the same tasks (§7); write the report."""
+    """Run monolithic, static decomposition and plan07 on the same tasks (the A/B of
+    docs/ab.md); write the report."""
     from plan07.ab.faults import FaultConfig
     from plan07.ab.runner import Config
 
@@ -100,7 +108,8 @@ def ab(
     if size is not None and not 3 <= size <= 30:
         raise InputError(f"--size must be in 3..30, got {size}", field="--size")
     for name, v, lo in (("--tasks", tasks, 0), ("--runs", runs, 1), ("--bound", bound, 0),
-                        ("--workers", workers, 1), ("--ablation-tasks", ablation_tasks, 0)):
+                        ("--workers", workers, 1), ("--ablation-tasks", ablation_tasks, 0),
+                        ("--ray-retries", ray_retries, 0)):
         if v < lo:
             raise InputError(f"{name} must be >= {lo}, got {v}", field=name)
     if not 0 <= hidden_consumer_rate <= 1:
@@ -108,6 +117,7 @@ def ab(
                          field="--hidden-consumer-rate")
     if not 0 <= p_first <= 1:
         raise InputError(f"--p-fault must be in [0, 1], got {p_first}", field="--p-fault")
+    _require_extras(engine, executor, ablation_executor, tokenizer)
     from plan07.ab.executors import make_executor
     from plan07.ab.tokens import use
 
@@ -118,6 +128,10 @@ def ab(
     for name, path in (("--swebench", swebench), ("--commits", commits)):
         if path is not None and not path.is_file():
             raise InputError(f"{path} is not a file", field=name)
+    if ray is not None:
+        from plan07.ab.cluster import require
+
+        require(ray.strip())
     mechs = _mechanisms(ablation_mechanisms)
     extra = ablation_tasks > tasks and not (examples or swebench or commits)
     cfg = Config(tasks=ablation_tasks if extra else tasks, main_tasks=tasks if extra else None,
@@ -129,7 +143,25 @@ def ab(
                  ablation_mechanisms=mechs)
     with tempfile.TemporaryDirectory(prefix="plan07-ab-snap-") as snaps:  # removed at the end
         _run(cfg, tasks, size, max_size, examples, swebench, commits, Path(snaps), out,
-             as_json, _command(cfg, size, swebench, commits))
+             as_json, _command(cfg, size, swebench, commits), ray, ray_retries)
+
+
+def _require_extras(engine: str, executor: str, ablation_executor: str, tokenizer: str) -> None:
+    """Every extra this run needs is installed, checked before any task runs: the chart's
+    matplotlib always, clingo, openai and tiktoken when the flags name them."""
+    from plan07 import extras
+
+    needs = [("plot", "plan07 ab (its chart)")]
+    if engine == "clingo":
+        needs.append(("clingo", "--engine clingo"))
+    for flag, value in (("--executor", executor), ("--ablation-executor", ablation_executor)):
+        if value.startswith("openai:"):
+            needs.append(("openai", f"{flag} {value}"))
+    if tokenizer == "cl100k":
+        needs.append(("tiktoken", "--tokenizer cl100k"))
+    for extra, what in needs:
+        if not extras.available(extra):
+            raise extras.missing(extra, what)
 
 
 def _command(cfg: Any, size: int | None, swebench: Path | None, commits: Path | None) -> str:
@@ -159,7 +191,7 @@ def _command(cfg: Any, size: int | None, swebench: Path | None, commits: Path | 
 
 def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
          swebench: Path | None, commits: Path | None, snaps: Path, out: Path, as_json: bool,
-         command: str) -> None:
+         command: str, ray: str | None = None, ray_retries: int = 3) -> None:
     from plan07.ab.generator import generate_tasks
     from plan07.ab.report import write
     from plan07.ab.runner import run_ab
@@ -169,8 +201,9 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
                                real_size=cfg.real_size)
     if examples:
         from plan07.ab.sources import example_tasks
+        from plan07.cli import bundled
 
-        task_list += example_tasks(Path("examples"))
+        task_list += example_tasks(bundled.examples())
     if swebench is not None:
         from plan07.ab.sources import load_swebench
 
@@ -191,7 +224,16 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
                   f"tc={row['consistency']:.2f} ({time.monotonic() - t0:.0f}s)",
                   file=sys.stderr, flush=True)
 
-    res = run_ab(task_list, cfg, progress)
+    try:
+        if ray is None:
+            res = run_ab(task_list, cfg, progress)
+        else:
+            from plan07.ab.cluster import on_ray
+
+            res = run_ab(task_list, cfg, progress, execute=on_ray(ray.strip(), ray_retries))
+    except KeyboardInterrupt:  # Ctrl-C: the units still out are cancelled (Ray) or ended
+        typer.echo("error: interrupted; nothing written", err=True)
+        raise typer.Exit(130) from None
     paths = write(res, out, command)
     if as_json:
         print_json({"out": [str(p) for p in paths], "aggregate": res["aggregate"],
@@ -200,8 +242,8 @@ def _run(cfg: Any, tasks: int, size: int | None, max_size: int, examples: bool,
         return
     from plan07.ab.report import markdown
 
-    typer.echo(markdown(res, command).split("## Tasks")[0].rstrip())
-    typer.echo(f"\nwrote {', '.join(str(p) for p in paths)}")
+    typer.echo(markdown(res, command).split("## Tasks")[0].rstrip()
+               + f"\n\nwrote {', '.join(str(p) for p in paths)}")
 
 
 def register(app: typer.Typer) -> None:

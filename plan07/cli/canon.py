@@ -18,7 +18,7 @@ def canonicalize(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
-    """Turn a request into a typed requirement: goal, acceptance criteria, constraints (§3.1).
+    """Turn a request into a typed requirement: goal, acceptance criteria, constraints.
 
     Deterministic, no model. Criteria the request does not name are derived from its verbs and
     marked "needs confirmation". Same input, same bytes out.
@@ -29,11 +29,14 @@ def canonicalize(
     task = read_text(task_file, what="task") if task_file is not None else None
     result = canonicalize_with_notes(request, task)
     for note in result.notes:
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {' '.join(note.split())}", err=True)
     req = result.requirement
     if json_out:
         print_json(req)
         return
+    from plan07 import display
+
+    req = display(req)  # docs/safety.md: the request's text, one record per line
     mark = " (derived, needs confirmation)" if req.needs_confirmation else ""
     lines = [f"goal: {req.goal}", "acceptance criteria:"]
     lines += [f"  {i}. {c}{mark}" for i, c in enumerate(req.acceptance_criteria, 1)]

@@ -12,6 +12,7 @@ console script's fast path for `complete` (plan07.entry), so both print the same
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -28,16 +29,22 @@ _ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # typer's (click's) own pattern
 
 
 class Redacting:
-    """A text stream that writes through plan07.sandbox.redact: no credential plan07 saw reaches
-    the terminal, whatever printed it (typer, rich, print_json)."""
+    """A text stream that writes through plan07.sandbox.redact and plan07.term.scrub: no
+    credential plan07 saw, and no control character but what rich itself writes, reaches the
+    terminal, whatever printed it (typer, rich, print_json)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        try:
+            self._tty = bool(stream.isatty())
+        except Exception:  # noqa: BLE001 - a stream without isatty is no terminal
+            self._tty = False
 
     def write(self, text: str) -> int:
+        from plan07 import scrub
         from plan07.sandbox import redact
 
-        self._stream.write(redact(text))
+        self._stream.write(scrub(redact(text), tty=self._tty))
         return len(text)
 
     def __getattr__(self, name: str) -> object:
@@ -45,10 +52,10 @@ class Redacting:
 
 
 def error_line(text: str) -> str:
-    from plan07 import caps
+    from plan07 import caps, printable
     from plan07.sandbox import redact
 
-    line = redact(" ".join(text.split()))
+    line = printable(redact(" ".join(text.split())))
     if len(line) > caps.ERROR_MAX_CHARS:
         line = line[: caps.ERROR_MAX_CHARS - 1] + "…"
     return line
@@ -63,6 +70,11 @@ def guarded(fn: Callable[[], int]) -> int:
     except Plan07Error as exc:
         print(f"error: {error_line(exc.one_line())}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a fault of the machine (a full disk): one line, never a traceback
+        from plan07.errors import fault_line
+
+        print(f"error: {error_line(fault_line(exc))}", file=sys.stderr)
+        return 2
     except RecursionError:  # a structure nested past what a stage checks (input bounds)
         print("error: input nested too deeply to process (RecursionError); "
               "nothing was written", file=sys.stderr)
@@ -96,7 +108,9 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2, ensure_ascii=False) + "\n")
+    from plan07 import json_text
+
+    sys.stdout.write(json_text(json.dumps(to_jsonable(obj), indent=2, ensure_ascii=False)) + "\n")
 
 
 def open_planner(state: Path | None) -> Planner:
@@ -108,20 +122,43 @@ def open_planner(state: Path | None) -> Planner:
 
 
 def complete(node_id: str, state: Path | None, timeout: float | None, as_json: bool, *,
-             python: str | None = None) -> int:
-    """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2."""
-    verdict = open_planner(state).complete(node_id, timeout=timeout, python=python)
+             python: str | None = None, quiet: bool = False) -> int:
+    """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2;
+    not checked because its observed edit cannot be valid alone and joined pending work in one
+    step -> 0 (nothing failed; that step is handed out next). A judged (or merged) check then
+    hands out what `plan07 next` would (`_hand_out_next`)."""
+    from plan07 import block, printable, progress
+    from plan07.cli.progressline import shown
+
+    planner = open_planner(state)
+    with shown(quiet), progress.step(f"check of {node_id}"):
+        verdict = planner.complete(node_id, timeout=timeout, python=python)
     if as_json:
         print_json(verdict)
     elif verdict.inconclusive:
-        echo(f"error: {node_id} not judged: {verdict.inconclusive}", err=True)
-    else:
+        echo(f"error: {error_line(f'{node_id} not judged: {verdict.inconclusive}')}", err=True)
+    elif verdict.merged_into is not None:
+        echo(f"{printable(node_id)} not checked: {printable(verdict.output_tail)}")
+        for line in verdict.observed:
+            echo(f"  observed {printable(line)}")
+    else:  # one record per line: the check and the output can forge none of plan07's own
         word = "passed" if verdict.passed else "FAILED"
-        echo(f"{node_id} {word}: {verdict.check} ({verdict.kind}, {verdict.duration_s}s)")
+        echo(f"{printable(node_id)} {word}: {printable(verdict.check)} ({verdict.kind}, "
+             f"{verdict.duration_s}s)")
         if verdict.passed and verdict.tests:  # the gate's verdict line (red, pre-existing...)
-            echo("  " + (verdict.output_tail.rstrip().splitlines() or [""])[-1])
+            echo("  " + printable((verdict.output_tail.rstrip().splitlines() or [""])[-1]))
         if not verdict.passed:
-            echo(verdict.output_tail[-800:])
+            echo(block(verdict.output_tail[-800:]))
     if verdict.inconclusive:  # the environment, not the node: exit 2, nothing recorded
         return 2
-    return 0 if verdict.passed else 1
+    _hand_out_next(planner)
+    return 0 if verdict.passed or verdict.merged_into is not None else 1
+
+
+def _hand_out_next(planner: Planner) -> None:
+    """The hand-out the agent's next call, `plan07 next`, would make, made now, while this
+    process has the plan's models loaded: it leaves the view in next.json, so that call is
+    answered by the console script's fast path (plan07.entry) without loading them again. A
+    refusal here is left for that call to report."""
+    with contextlib.suppress(Plan07Error):
+        planner.next_step()

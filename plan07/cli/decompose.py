@@ -12,19 +12,21 @@ from typing import Annotated
 
 import typer
 
-from plan07.cli._common import JSON_HELP, print_json, read_text
+from plan07.cli._common import JSON_HELP, QuietOpt, print_json, read_text
 
 
 def decompose(
     request: Annotated[str, typer.Argument(
         help="The request (text, canonicalized first) or a requirement .json; '-' = stdin.")],
     evidence: Annotated[str, typer.Option(
-        "--evidence", help="Evidence bundle (.json) or recon.db (design.md 'Evidence bundle').")],
+        "--evidence", help="Evidence bundle (.json) or recon.db (see docs/evidence.md).")],
     llm: Annotated[str, typer.Option(
         "--llm", help="builtin (default, offline) | replay:PATH | openai:MODEL.")] = "builtin",
+    quiet: QuietOpt = False,
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
-    """The §4 semantic decomposition alone: ONE model call -> typed obligations, or the fallback."""
+    """Break a request into typed obligations with the one model call, alone (no plan is made);
+    when the reply cannot be used, print the fallback and exit 1."""
     from plan07 import decompose_requirement as run
     from plan07 import load_evidence, make_client
 
@@ -37,7 +39,12 @@ def decompose(
         from plan07 import canonicalize
 
         requirement = canonicalize(read_text(request, what="request"))
-    result = run(requirement, load_evidence(evidence), client)
+    ev = load_evidence(evidence)
+    from plan07 import progress
+    from plan07.cli import progressline
+
+    with progressline.shown(quiet), progress.step(f"decomposition ({client.name})"):
+        result = run(requirement, ev, client)
     if json_out:
         print_json(result)
     else:
@@ -47,9 +54,11 @@ def decompose(
 
 
 def _human(result: object) -> None:
+    from plan07 import display
     from plan07.model import Decomposition
 
     assert isinstance(result, Decomposition)
+    result = display(result)  # docs/safety.md: a model's output, one record per line
     usage = result.usage
     tokens = f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens" \
         if usage else "no usage"

@@ -10,16 +10,17 @@ from typing import Annotated
 
 import typer
 
-from plan07.cli._common import JsonOpt, print_json
+from plan07.cli._common import JsonOpt, QuietOpt, print_json
 from plan07.errors import InputError
 
 
 def demo(
     keep: Annotated[Path | None, typer.Option("--keep", help="Work in DIR (kept) instead of a "
                     "temporary copy.")] = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """The whole loop, offline, on a temp copy of examples/session_timeout.
+    """The whole loop, offline, on a temporary copy of the bundled example (session_timeout).
 
     Plan it, drive every obligation with the scripted edits, run the real tests at each
     checkpoint, explain one edge, print the audit.
@@ -27,15 +28,17 @@ def demo(
     from plan07.cli.demo_run import EXAMPLE
 
     if not (EXAMPLE / "request.md").is_file():
-        raise InputError("the bundled example is missing; run from a source checkout",
-                         source=str(EXAMPLE))
+        raise InputError("the bundled example is missing from this install (it ships inside the "
+                         "package); reinstall plan07", source=str(EXAMPLE))
     if importlib.util.find_spec("pytest") is None:
         raise InputError("the demo runs the example's real tests and needs pytest; install it "
-                         "with `pip install -e '.[test]'`", field="pytest")
+                         "with pip install pytest", field="pytest")
     from plan07.cli import demo_run as lib
 
     work = keep or Path(tempfile.mkdtemp(prefix="plan07-demo-"))
-    with lib.demo_env():
+    from plan07.cli import progressline
+
+    with lib.demo_env(), progressline.shown(quiet):
         run = lib.run(work, (lambda _: None) if as_json else typer.echo)
     if as_json:
         print_json({"plan_id": run.plan_id, "complete": run.complete,

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plan07.cli import bundled
 from plan07.errors import InputError
 from plan07.sandbox import check_env
 from plan07.vocab import related
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session_timeout"
+EXAMPLE = bundled.example("session_timeout")
 ANCHOR = '@pytest.mark.xfail(reason="anchor test, defined early (§3.2)", strict=False)\n'
 
 
@@ -137,8 +138,11 @@ def run(work: Path, say: Callable[[str], None]) -> DemoRun:
                              state_dir=state_dir)
     art = planner.artifact
     out = DemoRun(art.plan_id, repo, state_dir)
-    say(f"planned {art.plan_id}: {len(art.schedule.order)} steps, {len(art.edges)} edges, "
-        f"{len(art.checkpoints)} checkpoints (state: {state_dir})")
+    steps, kept = len(art.schedule.order), len(art.schedule.alternative)
+    aside = (f" and {kept} alternative{'s' * (kept != 1)} (kept aside, never run)"
+             if kept else "")
+    say(f"planned {art.plan_id}: {len(art.nodes)} obligations, {steps} steps to run{aside}; "
+        f"{len(art.edges)} edges, {len(art.checkpoints)} checkpoints (state: {state_dir})")
     script, applied = scripted(EXAMPLE), set[int]()
     existing = run_pytest(repo, "--collect-only")[1]  # the tests the repo had before the plan
     say(f"{len(existing)} existing tests; each checkpoint re-runs them (temporal consistency)")

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from plan07.cli._common import JSON_HELP, print_json, read_text
+from plan07.cli._common import JSON_HELP, QuietOpt, print_json, read_text
 
 
 def recon(
@@ -29,15 +29,20 @@ def recon(
     depth: Annotated[int, typer.Option("--depth", help="Impact depth from each seed.")] = 2,
     db: Annotated[Path | None, typer.Option(
         "--db", help="Also write the bundle as a SQLite recon.db (docs/evidence.md).")] = None,
+    quiet: QuietOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Build evidence for a Python repository: recon graph, impact, soft-rank, localization."""
-    from plan07 import evidence_report, write_db
+    from plan07 import evidence_report, progress, write_db
+    from plan07.cli import progressline
 
     text = read_text(request, what="request") if request else None
-    built = evidence_report(repo, request=text, seeds=seed or None, depth=depth)
-    for w in built.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+    with progressline.shown(quiet), progress.step(f"recon of {repo.resolve().name or repo}"):
+        built = evidence_report(repo, request=text, seeds=seed or None, depth=depth)
+    from plan07 import printable
+
+    for w in built.warnings:  # a file's name may hold any byte but / and NUL
+        print(f"warning: {printable(w)}", file=sys.stderr)
     ev = built.evidence
     bundle = json.dumps(ev.model_dump(mode="json", exclude_none=True), indent=1,
                         ensure_ascii=False) + "\n"

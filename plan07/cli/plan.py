@@ -11,6 +11,7 @@ import typer
 
 from plan07.cli._common import (
     JsonOpt,
+    QuietOpt,
     StateOpt,
     console,
     open_planner,
@@ -37,20 +38,28 @@ def plan(
         "$VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own.")] = None,
     test_command: Annotated[str | None, typer.Option(
         "--test-command", help='The test command as a JSON argv template, e.g. \'["{python}", '
-        '"tests/runtests.py", "{tests}"]\' (default: [tool.plan07] test-command, else pytest).'
+        '"tests/runtests.py", "{tests}"]\' (default: the test-command of the repository\'s '
+        'pyproject.toml, section tool.plan07; else pytest).'
     )] = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Replace a plan in the state dir that has progress (without it, such "
+        "a plan is kept and this command refused).")] = False,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """The whole pipeline to a persisted plan: canonicalize, decompose, order, schedule, persist.
-    The repo's interpreter and test command are fixed here, and the plan's tests run once on the
-    unchanged repo (the CP0 baseline: failures already there are never blamed on a node)."""
+    """Plan a request: read it, break it into obligations, order them, schedule them, and save
+    the plan. The repository's interpreter and test command are fixed here, and the plan's tests
+    run once on the unchanged repository (the baseline: what fails already is never blamed on
+    an obligation). A plan already in the state dir that has progress is kept unless --replace."""
     from plan07 import Planner
+    from plan07.cli import progressline
 
     request = read_text(file, what="request")
     task = read_text(task_file, what="task") if task_file else None
-    planner = Planner.create(request, repo=repo, evidence=evidence, llm=llm, state_dir=state,
-                             engine=engine, task_text=task, python=python,
-                             test_command=test_command)
+    with progressline.shown(quiet):
+        planner = Planner.create(request, repo=repo, evidence=evidence, llm=llm,
+                                 state_dir=state, engine=engine, task_text=task, python=python,
+                                 test_command=test_command, replace=replace)
     for warning in planner.warnings:
         typer.echo(warning, err=True)
     art = planner.artifact
@@ -58,8 +67,13 @@ def plan(
     if as_json:
         print_json(art)
         return
+    from rich.markup import escape
+
+    from plan07 import display
+
+    art = display(art)  # docs/safety.md: no control character, no rich markup of theirs
     con = console()
-    con.print(f"[bold]{art.plan_id}[/bold]: {art.requirement.goal}")
+    con.print(f"[bold]{art.plan_id}[/bold]: {escape(art.requirement.goal)}")
     con.print(f"{len(art.nodes)} nodes, {len(art.edges)} edges, {len(art.violations)} "
               f"violations, {len(art.checkpoints)} checkpoints -> {planner.state_dir}/plan.json")
     if gate is not None:
@@ -67,17 +81,19 @@ def plan(
                    f"{', '.join(gate.baseline_failing[:3])}"
                    f"{' ...' if gate.baseline_failing_total > 3 else ''}"
                    if gate.baseline_failing_total else "")
-        con.print(f"checks run with {gate.python} (from {gate.python_source}); baseline: "
-                  f"{gate.baseline_tests} tests{failing}", overflow="fold")
+        con.print(escape(f"checks run with {gate.python} (from {gate.python_source}); "
+                         f"baseline: {gate.baseline_tests} tests{failing}"), overflow="fold")
     for v in art.violations:
-        con.print(f"  [yellow]violation[/yellow] {v.kind}: {' '.join(v.nodes)} {v.detail}",
-                  overflow="fold")
-    status_table(con, planner.status().nodes)
+        con.print(f"  [yellow]violation[/yellow] {escape(f'{v.kind}: {chr(32).join(v.nodes)}')}"
+                  f" {escape(v.detail)}", overflow="fold")
+    status_table(con, display(planner.status().nodes))
     con.print("next: [bold]plan07 next[/bold]")
 
 
 def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
-    """The single actionable obligation (§3.4), nothing of the rest of the schedule."""
+    """The one obligation to work on now, and nothing of the rest of the plan."""
+    from plan07 import display
+
     step = open_planner(state).next_step()
     view, blockers = step.node, step.termination_blockers
     if as_json:
@@ -85,6 +101,7 @@ def next_(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         if blockers:
             raise typer.Exit(1)
         return
+    view, blockers = display(view), display(blockers)  # one record per line (docs/safety.md)
     if view is None:
         # §3.1 step 2: nothing left to hand out; the plan ends only if it may terminate
         if blockers:
@@ -117,16 +134,20 @@ def complete(
     node_id: Annotated[str, typer.Argument(help="The obligation to validate, e.g. O3.")],
     state: StateOpt = None,
     timeout: Annotated[float | None, typer.Option(
-        "--timeout", help="Seconds per check (default: sized from the CP0 baseline's run).")
+        "--timeout", help="Seconds per check (default: sized from how long the plan's tests "
+        "took when the plan was made).")
     ] = None,
     python: Annotated[str | None, typer.Option(
-        "--python", help="The interpreter that takes a deferred CP0 baseline.")] = None,
+        "--python", help="The interpreter that runs the repository's tests, when the plan "
+        "was made without one.")] = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the node's validation; pass -> complete and advance; fail -> exit 1."""
+    """Run the obligation's check: passed, it is complete and the plan moves on; failed, exit 1
+    (only it and what depends on it are planned again)."""
     from plan07.cli import console  # the console script's fast path prints through it too
 
-    rc = console.complete(node_id, state, timeout, as_json, python=python)
+    rc = console.complete(node_id, state, timeout, as_json, python=python, quiet=quiet)
     if rc:
         raise typer.Exit(rc)
 
@@ -139,7 +160,8 @@ def confirm(
     state: StateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Confirm acceptance criteria (§3.1 step 2): a plan may not terminate on a derived one."""
+    """Confirm acceptance criteria only a person can settle: a plan may not finish on a derived
+    one, or on a command plan07 never runs."""
     planner = open_planner(state)
     new = planner.confirm(numbers or (), all=all_)
     if as_json:

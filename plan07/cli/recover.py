@@ -16,7 +16,7 @@ def feedback(
     state: StateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Impact feedback: add missing obligations, remove falsified ones (§3.6).
+    """Impact feedback: add missing obligations, remove falsified ones.
 
     Only the touched neighbourhood's edges are re-walked through the rules. Prints one line per
     revision."""
@@ -29,7 +29,9 @@ def feedback(
         return
     if not revisions:
         typer.echo("no revision: the plan already accounts for this feedback")
-    for r in revisions:
+    from plan07 import display
+
+    for r in display(revisions):  # one record per line (docs/safety.md)
         typer.echo(f"rev {r.rev}: {r.change} (caused by {r.caused_by})")
 
 
@@ -47,8 +49,10 @@ def rollback(
         print_json({"checkpoint": done.checkpoint, "git_ref": done.git_ref,
                     "removed": done.removed, "saved": done.saved})
         return
+    from plan07 import printable
+
     typer.echo(f"rolled back to {done.checkpoint} ({done.git_ref})")
-    for path in done.removed:
+    for path in map(printable, done.removed):  # a file name may hold any byte but / and NUL
         typer.echo(f"  removed {path} (added after the checkpoint)")
     _say_saved(done.saved)
 
@@ -76,6 +80,9 @@ def resume(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         _say_saved(saved, err=True)
         return
     _say_saved(saved)
+    from plan07 import display
+
+    view = display(view)
     if view is None:
         typer.echo("resumed: nothing is ready (the plan is complete, or waits on a failed node; "
                    "`plan07 status` shows which)")

@@ -21,7 +21,7 @@ def order(
     rules: RulesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The rules alone: derived edges {from, to, rule} and the violations (§3.2)."""
+    """The ordering rules alone: the derived edges {from, to, rule} and the violations."""
     from plan07 import derive_order, load_evidence, load_obligations
     from plan07.model import Evidence
 
@@ -31,6 +31,9 @@ def order(
     if as_json:
         print_json(result)
         return
+    from plan07 import display
+
+    result = display(result)  # docs/safety.md: one record per line
     typer.echo(f"{len(result.edges)} edge(s), {len(result.violations)} violation(s), "
                f"{len(result.cycles)} cycle(s) [{engine}]")
     for e in result.edges:
@@ -46,9 +49,9 @@ def explain(
     src: Annotated[str, typer.Argument(help="Edge source (or the violation's first node).")],
     dst: Annotated[str | None, typer.Argument(help="Edge target (or the second node).")] = None,
     violation: Annotated[str | None, typer.Option("--violation", help="Explain violation KIND "
-                         "over SRC [DST] instead of an edge.")] = None,
+                         "over SRC (and DST) instead of an edge.")] = None,
     finding: Annotated[str | None, typer.Option("--finding", help="Explain the plan lint's "
-                       "finding KIND over SRC [DST] (with --state).")] = None,
+                       "finding KIND over SRC (and DST) (with --state).")] = None,
     obligations: Annotated[Path | None, typer.Option("--obligations")] = None,
     evidence: Annotated[Path | None, typer.Option("--evidence")] = None,
     facts: Annotated[Path | None, typer.Option("--facts", help="Raw input facts (a facts.dl of "
@@ -98,9 +101,11 @@ def explain(
         proof = PlanReader.at(state).explain(src, dst, violation=violation, depth=depth,
                                              evidence=ev, engine=engine, rules=rules,
                                              finding=finding)
+    from plan07 import display
+
     if as_json:
         print_json(proof)
-    elif proof.holds and proof.tree is not None:
+    elif (proof := display(proof)).holds and proof.tree is not None:
         typer.echo(f"{proof.goal} holds (proof height {proof.height})")
         typer.echo("\n".join(render_proof(proof.tree)))
     else:
@@ -142,24 +147,42 @@ rules_app = typer.Typer(help="Rule authoring: run per-rule fixtures, lint a rule
 @rules_app.command("test")
 def rules_test(
     rule: Annotated[str | None, typer.Argument(help="Only this rule's fixtures.")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="pydatalog, clingo or both.")] = "both",
+    engine: Annotated[str, typer.Option("--engine", help="pydatalog, clingo or both (both: "
+                                        "the installed ones).")] = "both",
     accept: Annotated[bool, typer.Option("--accept", help="Rewrite expected/*.csv from the "
                                          "model (deliberately).")] = False,
-    fixtures: Annotated[Path | None, typer.Option("--fixtures", help="Fixture root "
-                        "(default tests/rules).")] = None,
+    fixtures: Annotated[Path | None, typer.Option("--fixtures", help="Fixture root, one "
+                        "<rule>/<case>/ folder per case (default: the fixtures shipped with "
+                        "plan07).")] = None,
     rules: RulesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run tests/rules/<rule>/<case>/ on the engine(s); exit 1 if any case fails."""
-    from plan07 import ENGINES, check_engine, discover_fixtures, run_fixtures
+    """Run the per-rule fixtures (<rule>/<case>/ folders with inputs and expected/*.csv) on the
+    engine(s); exit 1 if any case fails, exit 2 if there is no case to run."""
+    from plan07 import ENGINES, check_engine, discover_fixtures, extras, run_fixtures
+    from plan07.cli import bundled
 
-    engines = list(ENGINES) if engine == "both" else [check_engine(engine)]
+    root = fixtures if fixtures is not None else bundled.fixtures()
+    cases = discover_fixtures(root, rule)
+    if not cases:
+        raise InputError("no rule fixtures here: a case is a folder <rule>/<case>/ holding its "
+                         "inputs and expected/*.csv; pass --fixtures DIR", field="--fixtures",
+                         source=str(root))
+    if engine == "both":
+        engines = [e for e in ENGINES if e != "clingo" or extras.available("clingo")]
+        if len(engines) < len(ENGINES) and not as_json:
+            typer.echo(f"note: clingo is not installed, running on pydatalog only "
+                       f"({extras.install_hint('clingo')} for both)", err=True)
+    else:
+        engines = [check_engine(engine)]
+        if engine == "clingo" and not extras.available("clingo"):
+            raise extras.missing("clingo", "--engine clingo")
     if accept and len(engines) > 1:
         engines = engines[:1]
-    results = run_fixtures(discover_fixtures(fixtures, rule), engines, rules, accept=accept)
+    results = run_fixtures(cases, engines, rules, accept=accept)
     failed = [r for r in results if not r.ok]
     if as_json:
-        print_json({"cases": len(results), "failed": [
+        print_json({"cases": len(results), "engines": engines, "failed": [
             {"case": r.case.id, "engine": r.engine,
              "missing": {k: [list(t) for t in v] for k, v in r.missing.items()},
              "unexpected": {k: [list(t) for t in v] for k, v in r.unexpected.items()}}
@@ -175,11 +198,11 @@ def rules_test(
 
 
 def default_fixtures(path: Path) -> Path | None:
-    """`tests/rules` beside the `rules/` folder holding `path`, when it exists (a rule file at
-    the filesystem root has no such folder): the rule-without-fixture check's root."""
-    parents = path.resolve().parents
-    beside = parents[1] / "tests" / "rules" if len(parents) > 1 else None
-    return beside if beside is not None and beside.is_dir() else None
+    """The fixtures of the rule file at `path` (plan07.cli.bundled.fixtures_beside): the
+    rule-without-fixture check's root."""
+    from plan07.cli import bundled
+
+    return bundled.fixtures_beside(path)
 
 
 @rules_app.command("lint")
@@ -187,7 +210,7 @@ def rules_lint(
     file: Annotated[Path | None, typer.Argument(help="Rule file (default "
                                                 "rules/ordering.dl).")] = None,
     fixtures: Annotated[Path | None, typer.Option("--fixtures", help="Fixture root for the "
-                        "rule-without-fixture check (default: tests/rules beside rules/).")]
+                        "rule-without-fixture check (default: the rule file's own fixtures).")]
     = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -205,8 +228,10 @@ def rules_lint(
     if as_json:
         print_json([f.__dict__ for f in findings])
     else:
+        from plan07 import printable
+
         for f in findings:
-            typer.echo(str(f))
+            typer.echo(printable(str(f)))
         errors = sum(f.severity == "error" for f in findings)
         typer.echo(f"{path}: {errors} error(s), {len(findings) - errors} warning(s)")
     if any(f.severity == "error" for f in findings):

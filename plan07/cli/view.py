@@ -14,16 +14,22 @@ from plan07.errors import InputError
 def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The plan as a table: id, verb, target, state, deps (* marks the handed-out node), then the
     acceptance criteria. Exit 1 when nothing is left to hand out and the plan cannot terminate."""
+    from plan07 import display
+
     planner = open_planner(state)
     art, data = planner.artifact, planner.status()
     left, blockers, reached = data.left, data.termination_blockers, data.checkpoints_reached
     if as_json:
         print_json(data)
-    else:
+    else:  # docs/safety.md: no control character of a model's, one record per line
+        data, blockers = display(data), display(blockers)
         con = console()
         done = sum(n.state == "complete" for n in art.nodes)
-        con.print(f"[bold]{art.plan_id}[/bold]: {done}/{len(art.schedule.order)} steps "
-                  f"complete, checkpoint {reached[-1] if reached else '-'} of "
+        from rich.markup import escape
+
+        con.print(f"[bold]{escape(display(art.plan_id))}[/bold]: {done}/"
+                  f"{len(art.schedule.order)} steps complete, checkpoint "
+                  f"{escape(display(reached[-1])) if reached else '-'} of "
                   f"{len(art.checkpoints) - 1}")
         status_table(con, data.nodes)
         for c in data.criteria:
@@ -54,9 +60,10 @@ def show(
     if as_json or fmt == "json":
         print_json(dag)
     else:
+        from plan07 import display
         from plan07.cli.render import dot, mermaid
 
-        typer.echo(mermaid(dag) if fmt == "mermaid" else dot(dag), nl=False)
+        typer.echo(mermaid(display(dag)) if fmt == "mermaid" else dot(display(dag)), nl=False)
 
 
 def audit(state: StateOpt = None, as_json: JsonOpt = False) -> None:
@@ -67,7 +74,11 @@ def audit(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         print_json(log)
         return
     from rich.table import Table
+    from rich.text import Text
 
+    from plan07 import display
+
+    rows, revs = display(rows), display(revs)  # docs/safety.md: one record per line
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("#", no_wrap=True, justify="right")
     table.add_column("node", no_wrap=True)
@@ -75,9 +86,9 @@ def audit(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     table.add_column("trace", overflow="fold", ratio=1)
     for i, r in enumerate(rows, 1):
         edit = f" [edit {r.accepted_edit}]" if r.accepted_edit else ""
-        table.add_row(str(i), r.obligation, r.event, r.trace + edit)
+        table.add_row(str(i), Text(r.obligation), Text(r.event), Text(r.trace + edit))
     con = console()
     con.print(table)
     for rev in revs:
         con.print(f"rev {rev.rev} {rev.time}: {rev.change} (caused by {rev.caused_by})",
-                  overflow="fold")
+                  overflow="fold", markup=False)

@@ -15,6 +15,7 @@ preserve; a last `compile` validate; lower-ranked candidates -> `alternative` mo
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from plan07.decompose.evidence_index import (
     words,
 )
 from plan07.decompose.prompt import TestsLine
+from plan07.evidence.softrank import tokens
 from plan07.model import Evidence, Localization, Obligation, RoleWord
 from plan07.vocab import NODE_ID_IN_TEXT, REGRESSION_CRITERION
 
@@ -249,7 +251,7 @@ def _criteria(d: _Derivation) -> None:
         # repository keeps them"
         about = sorted((e for e, cs in cites.items() if any(m == n for m, _ in cs)),
                        key=lambda e: _where(c, e))  # the subject, named first
-        test_file = d.ix.test_file([*about, *d.order], c)
+        test_file = d.ix.test_file([*about, *sorted(d.order, key=lambda e: -_fit(c, e))], c)
         name = slug(c, taken)
         taken.add(name)
         wanted.append((n, f"{test_file}::test_{name}"))
@@ -270,6 +272,15 @@ def _criteria(d: _Derivation) -> None:
         d.validates.setdefault(t, Draft(
             "validate", d.ix.test_entity(t, t), [f"criterion {m}: {c}" for m, c in said],
             f"requirement criterion {n}", t, deps=before, cites=[c for _, c in said]))
+
+
+def _fit(text: str, entity: str) -> int:
+    """How many words of `entity`'s own name `text` speaks of, a word counting for its longer
+    forms ("a malformed configuration" speaks of `SessionConfig`): the change whose tests a
+    criterion naming no entity belongs with."""
+    said = tokens(text)
+    return sum(1 for a in tokens(".".join(entity.split(".")[-2:]))
+               if any(a == b or len(os.path.commonprefix([a, b])) >= 5 for b in said))
 
 
 def _where(text: str, entity: str) -> int:

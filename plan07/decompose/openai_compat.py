@@ -23,6 +23,8 @@ from plan07.model import Usage
 
 # Structured-output modes, strongest first. PLAN07_LLM_RESPONSE_FORMAT picks the starting one.
 MODES = ("json_schema", "json_object", "none")
+# plan07's own variable -> the OpenAI SDK's, read when plan07's is unset or empty
+ENV_FALLBACK = {"PLAN07_LLM_BASE_URL": "OPENAI_BASE_URL", "PLAN07_LLM_API_KEY": "OPENAI_API_KEY"}
 _FORMAT_WORDS = ("response_format", "response format", "json_schema", "json_object", "json mode")
 
 
@@ -60,16 +62,22 @@ class OpenAIClient:
 
     @classmethod
     def from_env(cls, model: str) -> OpenAIClient:
-        """Base URL and key from PLAN07_LLM_BASE_URL / PLAN07_LLM_API_KEY (both required);
-        optional PLAN07_LLM_TIMEOUT (seconds) and PLAN07_LLM_RESPONSE_FORMAT (a mode)."""
-        env = {k: os.environ.get(k, "").strip() for k in (
-            "PLAN07_LLM_BASE_URL", "PLAN07_LLM_API_KEY", "PLAN07_LLM_TIMEOUT",
-            "PLAN07_LLM_RESPONSE_FORMAT")}
+        """Base URL and key from PLAN07_LLM_BASE_URL / PLAN07_LLM_API_KEY, each falling back to
+        the OpenAI SDK's own OPENAI_BASE_URL / OPENAI_API_KEY (one of each pair required);
+        optional PLAN07_LLM_TIMEOUT (seconds) and PLAN07_LLM_RESPONSE_FORMAT (a mode). Refused
+        here, before any other stage runs, without the openai extra."""
+        from plan07 import extras
+
+        if not extras.available("openai"):
+            raise extras.missing("openai", f"--llm openai:{model}")
+        env = {k: os.environ.get(k, "").strip() for k in (*ENV_FALLBACK, *ENV_FALLBACK.values(),
+                                                         "PLAN07_LLM_TIMEOUT",
+                                                         "PLAN07_LLM_RESPONSE_FORMAT")}
         for key, hint in (("PLAN07_LLM_BASE_URL", "e.g. http://127.0.0.1:8000/v1"),
                           ("PLAN07_LLM_API_KEY", "any non-empty string for a local server")):
-            if not env[key]:
-                raise InputError(f"{key} is not set; export it ({hint}) to use openai:{model}",
-                                 field="--llm")
+            if not env[key] and not env[ENV_FALLBACK[key]]:
+                raise InputError(f"{key} (or {ENV_FALLBACK[key]}) is not set; export it ({hint}) "
+                                 f"to use openai:{model}", field="--llm")
         timeout = caps.LLM_TIMEOUT_S
         if env["PLAN07_LLM_TIMEOUT"]:
             try:
@@ -77,13 +85,16 @@ class OpenAIClient:
             except ValueError:
                 raise InputError(f"not a number of seconds: {env['PLAN07_LLM_TIMEOUT']!r}",
                                  field="PLAN07_LLM_TIMEOUT") from None
-        return cls(model, base_url=env["PLAN07_LLM_BASE_URL"], api_key=env["PLAN07_LLM_API_KEY"],
-                   timeout_s=timeout, mode=env["PLAN07_LLM_RESPONSE_FORMAT"] or "json_schema")
+        base_url, api_key = (env[k] or env[ENV_FALLBACK[k]] for k in ENV_FALLBACK)
+        return cls(model, base_url=base_url, api_key=api_key, timeout_s=timeout,
+                   mode=env["PLAN07_LLM_RESPONSE_FORMAT"] or "json_schema")
 
     def _client(self) -> Any:
         if self._sdk is None:
-            import openai  # lazy: ~0.4 s, and only this client needs it
+            from plan07 import extras
 
+            # lazy: ~0.4 s, and only this client needs it
+            openai = extras.require("openai", f"--llm {self.name}")
             self._sdk = openai.OpenAI(base_url=self.base_url, api_key=self._api_key,
                                       timeout=self._timeout_s, max_retries=0)
         return self._sdk
@@ -103,9 +114,9 @@ class OpenAIClient:
         max_completion_tokens: int,
         response_format: dict[str, Any] | None,
     ) -> Completion:
+        client = self._client()  # the openai extra, or one line naming its `pip install`
         import openai
 
-        client = self._client()
         attempt = 0
         while True:
             fmt = self._format(response_format)

@@ -69,8 +69,11 @@ def _parse(atom: str) -> tuple[str, Tuple_]:
 
 def evaluate(program: Program, facts: Facts) -> Facts:
     """The full model: the input facts of the program's relations, plus every derived tuple
-    (clingo shows only the derived relations; the inputs are known already)."""
-    import clingo
+    (clingo shows only the derived relations; the inputs are known already). Without the clingo
+    extra: one InputError naming the `pip install` to run."""
+    from plan07 import extras
+
+    clingo = extras.require("clingo", "--engine clingo")
 
     arities = program.arities()
     derived = program.derived()

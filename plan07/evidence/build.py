@@ -72,8 +72,9 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
         scores = localize(request, rr.nodes, eligible=eligible,
                           sources=_sources(repo, rr, request)) if request else {}
         if request and repo is not None:  # where the issue's words are (evidence.filerank)
-            scores = blend(scores, rr.nodes, request, _library(repo, rr, eligible),
-                           set(eligible))
+            prose, code = issue_prose(request)  # its template sections left out
+            scores = blend(scores, rr.nodes, "\n".join([prose, *code]),
+                           _library(repo, rr, eligible), set(eligible))
         ranked = sorted(scores, key=lambda e: (-scores[e], e))[:LOCALIZATION_TOP_K]
         localization = [Localization(entity=e, score=scores[e]) for e in ranked]
     anchors = [x.entity for x in localization]

@@ -24,6 +24,8 @@ K1, B = 1.2, 0.75  # BM25's usual constants
 PATH_WEIGHT = 3  # a word of the file's path counts as this many occurrences
 NAMED_WEIGHT = 0.75  # a file's best names-first score, added to its normalized BM25 score
 FILES_RANKED = 5  # files whose definitions are ranked by their bodies
+NAMED = 1.0  # a names-first score this high: the issue writes the entity's name out
+WRITTEN = 0.75  # at least this: the issue names it (a lexical overlap scores less)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -120,8 +122,9 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
           sources: Mapping[str, str], eligible: set[str]) -> dict[str, float]:
     """The localization: each file scored by its normalized BM25 plus NAMED_WEIGHT times its
     best names-first score (`named`), normalized; in each of the FILES_RANKED best files, its
-    named entities, else the definition its body ranks first, at the file's score (a second
-    named one a little lower); every other names-first entity at half its score."""
+    entities the issue names (WRITTEN), else the definition its body ranks first, at the
+    file's score (a second named one a little lower); every other names-first entity at half
+    its score, except that an entity whose name the issue writes out (NAMED) keeps its score."""
     by_file: dict[str, list[ReconNode]] = {}
     module_of: dict[str, str] = {}
     for n in nodes:
@@ -142,7 +145,7 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
         return out
     for f in sorted(comb, key=lambda f: (-comb[f], f))[:FILES_RANKED]:
         score = comb[f] / top
-        here = sorted((n.id for n in by_file.get(f, []) if n.id in named),
+        here = sorted((n.id for n in by_file.get(f, []) if named.get(n.id, 0.0) >= WRITTEN),
                       key=lambda e: (-named[e], e))
         if not here and f in module_of:
             known = {n.id for n in by_file.get(f, []) if n.id in eligible}
@@ -150,4 +153,7 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
             here = sorted(body, key=lambda e: (-body[e], e))[:1]
         for k, e in enumerate(here[:3]):
             out[e] = max(out.get(e, 0.0), round(score * (1.0 - 0.05 * k), 4))
+    for e, s in named.items():  # what the issue writes out by name stays where it ranked
+        if s >= NAMED:
+            out[e] = max(out.get(e, 0.0), s)
     return out

@@ -18,11 +18,35 @@ VENDORED = frozenset({
 
 
 def python_files(repo: Path) -> list[str]:
-    """Repository-relative, '/'-separated paths of the .py files recon should read, sorted."""
+    """Repository-relative, '/'-separated paths of the .py files recon should read, sorted.
+    Refused (InputError, the cap named) past caps.RECON_MAX_FILES files or RECON_MAX_BYTES
+    bytes, or a walk past caps.WALK_MAX_ENTRIES entries: before any is read."""
     listed = _git_files(repo)
     if not listed:  # not a git tree (or git lists nothing here): read the directory itself
         listed = _walk(repo)
-    return sorted(p for p in listed if p.endswith(".py") and not _vendored(p))
+    out = sorted(p for p in listed if p.endswith(".py") and not _vendored(p))
+    _check_size(repo, out)
+    return out
+
+
+def _check_size(repo: Path, files: list[str]) -> None:
+    from plan07 import caps
+    from plan07.errors import InputError
+
+    if len(files) > caps.RECON_MAX_FILES:
+        raise InputError(f"{len(files)} Python files to read; plan the repository's own "
+                         "folder, or pass --evidence", source=str(repo),
+                         cap=f"RECON_MAX_FILES {caps.RECON_MAX_FILES}")
+    prefix, total = path_prefix(repo), 0
+    for f in files:
+        try:
+            total += os.stat(prefix + f).st_size  # noqa: PTH116 - text joined, as recon reads
+        except OSError:
+            continue
+    if total > caps.RECON_MAX_BYTES:
+        raise InputError(f"{total} bytes of Python to read; plan the repository's own folder, "
+                         "or pass --evidence", source=str(repo),
+                         cap=f"RECON_MAX_BYTES {caps.RECON_MAX_BYTES}")
 
 
 def path_prefix(repo: Path) -> str:
@@ -60,9 +84,11 @@ def _git_files(repo: Path) -> list[str] | None:
 
 def _walk(repo: Path) -> list[str]:
     """A non-git directory: walk it, honouring the root .gitignore's simple patterns."""
+    from plan07.store.boundedio import walk
+
     patterns = _gitignore(repo / ".gitignore")
     out: list[str] = []
-    for root, dirs, files in os.walk(repo):
+    for root, dirs, files in walk(repo, what="the repository"):
         rel_root = Path(root).relative_to(repo).as_posix()
         rel_root = "" if rel_root == "." else rel_root + "/"
         dirs[:] = sorted(d for d in dirs if d not in VENDORED and not d.startswith(".")

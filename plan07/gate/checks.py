@@ -146,9 +146,11 @@ def planned_checks(nodes: Sequence[PlanNode], ctx: GateContext
 
 def python_files(repo: Path) -> list[str]:
     """Every .py file of the repo outside virtualenvs, VCS and build folders (no git)."""
+    from plan07.store.boundedio import walk
+
     out = []
     root = Path(repo)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root, what="the repository"):
         dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDE_DIRS)
         rel = Path(dirpath).relative_to(root)
         out += [(rel / f).as_posix() for f in sorted(filenames) if f.endswith(".py")]

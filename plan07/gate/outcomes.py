@@ -95,6 +95,14 @@ def _names(nodeid):
     return names
 
 
+_MAX = 8192  # of a message or its text: the outcome keeps the first 1600 characters
+
+
+def _cut(x):
+    x = str(x)
+    return x if len(x) <= _MAX else x[:_MAX] + "..."
+
+
 def _text(x):
     return _esc(x).replace("\\r\\n", "\\n").replace("\\r", "\\n")
 
@@ -127,8 +135,8 @@ class Outcomes:
 
     def add(self, rec, tag, message, text=None, type_=None):
         if rec["tag"] is None:
-            rec.update(tag=tag, message=_esc(message), text=None if text is None else
-                       _text(text), type=type_)
+            rec.update(tag=tag, message=_esc(_cut(message)), text=None if text is None else
+                       _text(_cut(text)), type=type_)
 
     def _same(self, a, b):
         return (a.nodeid == b.nodeid and getattr(a, "item_index", None) ==
@@ -239,8 +247,13 @@ def plugin_env(env: Mapping[str, str], folder: Path) -> dict[str, str]:
 def read_outcomes(folder: Path) -> dict[str, Outcome] | None:
     """The run's per-test outcomes from the plugin's record, by `parse_junit`'s rules (None
     when the run wrote no record: it crashed or was stopped before the session's end)."""
+    from plan07 import caps
+
     try:
-        text = (Path(folder) / RECORD).read_text("utf-8")
+        path = Path(folder) / RECORD
+        if path.stat().st_size > caps.INPUT_MAX_BYTES:  # no per-test outcomes: the exit status
+            return None
+        text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     cases: list[Case] = []

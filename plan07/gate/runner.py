@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from plan07.gate.interpreter import Interpreter, run_env
 from plan07.gate.outcomes import Outcome
+from plan07.gate.supervised import Capture
 
 if TYPE_CHECKING:
     from plan07.gate.testcommand import TestCommand
@@ -40,57 +40,33 @@ if TYPE_CHECKING:
 
 def run_argv(argv: list[str], cwd: Path, timeout: float,
              env: Mapping[str, str]) -> tuple[int | None, str]:
-    """Run argv in `cwd` (never a shell); (returncode, output). On timeout the whole process
-    group is killed and the returncode is None; a program that cannot start gives (127, why)."""
+    """Run argv in `cwd` (never a shell); (returncode, output). The check and every process it
+    started are ended when it ends (plan07.gate.supervisor); on timeout too, and then the
+    returncode is None; a program that cannot start gives (127, why). The output kept is
+    bounded (`Capture`)."""
 
-    # docs/safety.md: the child dies with us, no credential of plan07's readable from it, its
-    # output redacted
-    from plan07.sandbox import child_setup, redact, shield, undumpable
+    # docs/safety.md: the check ends with plan07, no credential of plan07's readable from it,
+    # its output redacted
+    from plan07.gate import supervised
+    from plan07.sandbox import redact, shield, undumpable
 
     shield()
+    out = Capture()
     with undumpable():
         try:
-            proc = subprocess.Popen(  # noqa: S603 - argv list, shell=False
-                argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, shell=False,
-                start_new_session=True,
-                preexec_fn=child_setup(os.getpid()),  # noqa: PLW1509 - prctl only, no locks
-            )
-        except OSError as exc:
-            return 127, f"could not start check: {exc}"
-        chunks: list[bytes] = []
-        try:
-            _drain(proc, timeout, chunks)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            text = (b"".join(chunks) + (out or b"")).decode("utf-8", "replace")
-            return None, redact(f"{text}\ncheck timed out after {timeout:g}s")
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-    return proc.returncode, redact(b"".join(chunks).decode("utf-8", "replace"))
+            rc = supervised.run(argv, cwd, timeout, dict(env), drain_fd, out)
+        except supervised.CannotStart as exc:
+            return 127, redact(str(exc))
+    text = out.text()
+    if rc is None:
+        return None, redact(f"{text}\ncheck timed out after {timeout:g}s")
+    return rc, redact(text)
 
 
 _PIPE_BYTES = 1 << 20  # the check's output pipe, where Linux allows it (its default maximum)
 
 
-def _drain(proc: subprocess.Popen[bytes], timeout: float, chunks: list[bytes]) -> None:
-    """Read `proc`'s output into `chunks` until every writer closed it (`drain_fd`), then wait
-    for `proc`. Raises TimeoutExpired after `timeout` seconds (what was read stays in
-    `chunks`)."""
-    import time
-
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    drain_fd(proc.stdout.fileno(), timeout, chunks)
-    proc.stdout.close()
-    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-
-
-def drain_fd(fd: int, timeout: float, chunks: list[bytes]) -> None:
+def drain_fd(fd: int, timeout: float, chunks: Capture) -> None:
     """Read the pipe `fd` into `chunks` until every writer closed it; as `communicate`, but
     after a short read it sleeps a little instead of waking at every write (pytest writes each
     progress dot on its own: 600 tests were 600 wake-ups, ~50 ms of this process's CPU). A big
@@ -180,9 +156,12 @@ def parse_junit(path: Path) -> dict[str, Outcome] | None:
     skipped tag."""
     import xml.etree.ElementTree as ET  # noqa: S405 - parses the JUnit file our own run wrote
 
+    from plan07 import caps
     from plan07.gate.outcomes import Case, outcomes_of
 
     try:
+        if path.stat().st_size > caps.INPUT_MAX_BYTES:  # no per-test outcomes: the exit status
+            return None
         root = ET.parse(path).getroot()  # noqa: S314 - our own run's file
     except (OSError, ET.ParseError):
         return None
@@ -280,8 +259,10 @@ _COMPILE = (
     "        print(f'{f}:{getattr(e, \"lineno\", 0) or 0}: {type(e).__name__}: {e}')\n"
     "    except OSError:\n"
     "        pass\n"
+    "print('plan07-compiled')\n"
     "sys.exit(1 if bad else 0)\n"
 )
+_COMPILED = "plan07-compiled\n"  # the script's last line: an interpreter that did not run it
 
 
 COMPILE_HERE_MAX_BYTES = 4 * 1024 * 1024  # a bigger file is compiled in the repo's process
@@ -339,6 +320,13 @@ def compile_files(interp: Interpreter, repo: Path, files: Sequence[str], *, time
     for i in range(0, len(files), 500):  # keep each argv well under the OS limit
         rc, out = run_argv([interp.path, "-c", _COMPILE, *files[i:i + 500]], repo, timeout,
                            run_env(interp, env))
+        if rc is not None and _COMPILED not in out:  # it never ran the script: not the node's
+            from plan07.errors import InputError
+
+            raise InputError(f"the plan's interpreter {interp.path} did not run ("
+                             f"{' '.join(out.split())[:120] or f'exit {rc}, no output'}); "
+                             "re-run `plan07 plan --python PATH` with a working Python",
+                             field="--python")
         ok_all &= rc == 0
-        outs.append(out)
+        outs.append(out.replace(_COMPILED, ""))
     return ok_all, "".join(outs)

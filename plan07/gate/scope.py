@@ -67,17 +67,18 @@ def passed_at_cp0(planned: Mapping[str, tuple[str, Sequence[str]]], base: Baseli
 
 
 def check_timeout(timeout: object) -> None:
-    """A timeout given to `complete`: None (sized), or seconds > 0 and at most
+    """A timeout given to `complete`: None (sized), or seconds from CHECK_TIMEOUT_MIN_S to
     CHECK_TIMEOUT_MAX_S; anything else is one InputError line."""
     import math
 
     from plan07.errors import InputError
 
     if timeout is None or (isinstance(timeout, int | float) and math.isfinite(timeout)
-                           and 0 < timeout <= caps.CHECK_TIMEOUT_MAX_S):
+                           and caps.CHECK_TIMEOUT_MIN_S <= timeout <= caps.CHECK_TIMEOUT_MAX_S):
         return
-    raise InputError(f"timeout {timeout!r} must be a number of seconds > 0 and at most "
-                     f"{caps.CHECK_TIMEOUT_MAX_S:g}", field="--timeout",
+    raise InputError(f"timeout {timeout!r} must be a number of seconds > 0, from "
+                     f"{caps.CHECK_TIMEOUT_MIN_S:g} to {caps.CHECK_TIMEOUT_MAX_S:g}",
+                     field="--timeout",
                      cap=f"CHECK_TIMEOUT_MAX_S {caps.CHECK_TIMEOUT_MAX_S:g}")
 
 

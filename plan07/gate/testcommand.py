@@ -30,7 +30,8 @@ PYTEST_COMMAND = ("{python}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                   "--continue-on-collection-errors", "-o", "junit_family=xunit1",
                   "--junitxml={junitxml}", "{tests}")
 PLACEHOLDERS = ("{python}", "{tests}", "{junitxml}")
-CONFIG_KEYS = ("test-command", "test-ids", "test-root", "regression")
+CONFIG_KEYS = ("test-command", "test-ids", "test-root", "regression", "check-env")
+CHECK_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")  # a name, or a `PREFIX_*` glob
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,11 @@ def load_command(repo: Path, flag: str | None = None) -> TestCommand:
     if not path.is_file():
         return TestCommand()
     import tomllib
+
+    from plan07.store.boundedio import read_text
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_text(path, what="pyproject.toml"))
+    except tomllib.TOMLDecodeError as exc:
         raise InputError(f"cannot read [tool.plan07]: {' '.join(str(exc).split())}",
                          source=str(path)) from None
     tool = data.get("tool", {})
@@ -147,6 +150,11 @@ def load_command(repo: Path, flag: str | None = None) -> TestCommand:
     if unknown:
         raise InputError(f"unknown key(s) {', '.join(unknown)}; known: {', '.join(CONFIG_KEYS)}",
                          field=where)
+    names = conf.get("check-env", [])  # read by plan07.sandbox.check_env (docs/safety.md)
+    if not isinstance(names, list) or not all(
+            isinstance(n, str) and CHECK_ENV_NAME.fullmatch(n) for n in names):
+        raise InputError("check-env must be a list of variable names or `PREFIX_*` globs, e.g. "
+                         '["DJANGO_SETTINGS_MODULE", "MYAPP_*"]', field=where)
     if "test-command" not in conf:  # `regression` is plan07.gate.regression's
         if set(conf) & {"test-ids", "test-root"}:
             raise InputError("test-ids/test-root without a test-command", field=where)

@@ -38,15 +38,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from plan07.gate.supervised import Capture
 
 # --- the server: run by path in the check's interpreter; imports only what pytest imports ------
 
 
-def _serve(sock_fd: int) -> None:  # pragma: no cover - runs in the server process
+def _serve(sock_fd: int, sup: dict[str, Any]) -> None:  # pragma: no cover - the server
     import json
     import select
-    import signal
     import socket
 
     sock = socket.socket(fileno=sock_fd)
@@ -60,6 +62,7 @@ def _serve(sock_fd: int) -> None:  # pragma: no cover - runs in the server proce
         sock.sendall(b'{"error": "no socket.send_fds"}\n')
         return
     base = list(sys.path)
+    sup["become_subreaper"]()  # what a check leaves is re-parented here, and ended with it
     files = sorted({os.path.realpath(f) for m in list(sys.modules.values())
                     for f in [getattr(m, "__file__", None)] if isinstance(f, str)})
     sock.sendall(json.dumps({"ready": os.getpid(), "files": files}).encode() + b"\n")
@@ -102,15 +105,14 @@ def _serve(sock_fd: int) -> None:  # pragma: no cover - runs in the server proce
         while True:
             events = poller.poll(50 if pidfd is None else None)
             if any(fd == sock.fileno() for fd, _ in events):  # plan07 is gone
-                os.killpg(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+                sup["end_tree"](pid)
                 return
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
+            if events if pidfd is not None else os.waitid(
+                    os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                rc = sup["end_tree"](pid)  # the check, and every process it left
                 if pidfd is not None:
                     os.close(pidfd)
-                sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode()
-                             + b"\n")
+                sock.sendall(json.dumps({"rc": rc}).encode() + b"\n")
                 break
 
 
@@ -170,10 +172,15 @@ class _Server:
         shield()
         mine, theirs = socket.socketpair()
         # not runpy.run_path, which imports pkgutil: a check's sys.modules is a fresh one's
+        from plan07.gate import supervisor
+
         code = (f"import sys; sys.argv = ['plan07-check-server']; f = {__file__!r}; "
+                f"s = {supervisor.__file__!r}; "
                 "g = {'__name__': '__plan07_check_server__', '__file__': f}; "
+                "h = {'__name__': '__plan07_supervisor__', '__file__': s}; "
                 "exec(compile(open(f, 'rb').read(), f, 'exec'), g); "
-                f"g['_serve']({theirs.fileno()})")
+                "exec(compile(open(s, 'rb').read(), s, 'exec'), h); "
+                f"g['_serve']({theirs.fileno()}, h)")
         self.proc = subprocess.Popen(  # noqa: S603 - our own module, argv list
             [python, "-c", code], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
@@ -266,7 +273,7 @@ def _server_for(python: str, env: dict[str, str], plugin_dir: str, repo: str) ->
 
 
 def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, str],
-        drain_fd: Callable[[int, float, list[bytes]], None]) -> tuple[int | None, str]:
+        drain_fd: Callable[[int, float, Capture], None]) -> tuple[int | None, str]:
     """As plan07.gate.runner.run_argv, in a child of `srv`: (returncode, output); None on timeout.
     `drain_fd` reads the output pipe (plan07.gate.runner's, as a fresh check's)."""
     import contextlib
@@ -275,8 +282,12 @@ def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, 
     import socket
     import subprocess
 
+    from plan07.gate.supervised import Capture
     from plan07.sandbox import redact, undumpable
+    from plan07.store import running
 
+    mark = os.urandom(8).hex()  # plan07.gate.supervisor.MARK: a later plan07 finds it by it
+    env = {**env, "PLAN07_CHECK": mark}
     with srv.lock, undumpable():
         r, w = os.pipe()
         try:
@@ -289,7 +300,8 @@ def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, 
             os.close(r)
             raise OSError("the check server exited")
         pid = json.loads(line)["pid"]
-        chunks: list[bytes] = []
+        chunks = Capture()
+        record = running.started(srv.proc.pid, pid, mark)
         try:
             drain_fd(r, timeout, chunks)
         except subprocess.TimeoutExpired:
@@ -298,8 +310,7 @@ def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, 
             with contextlib.suppress(subprocess.TimeoutExpired):  # a writer outside its group
                 drain_fd(r, 60.0, chunks)
             srv.reader.readline()
-            text = b"".join(chunks).decode("utf-8", "replace")
-            return None, redact(f"{text}\ncheck timed out after {timeout:g}s")
+            return None, redact(f"{chunks.text()}\ncheck timed out after {timeout:g}s")
         except BaseException:
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
@@ -307,11 +318,12 @@ def run(srv: _Server, argv: list[str], cwd: str, timeout: float, env: dict[str, 
             raise
         finally:
             os.close(r)
+            running.ended(record)
         line = srv.reader.readline()
         if not line:
             raise OSError("the check server exited")
         rc = json.loads(line)["rc"]
-    return rc, redact(b"".join(chunks).decode("utf-8", "replace"))
+    return rc, redact(chunks.text())
 
 
 def close_all() -> None:

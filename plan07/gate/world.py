@@ -15,13 +15,12 @@ are plan07.gate.checks.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from plan07 import caps
+from plan07 import caps, progress
 from plan07.errors import InputError
 from plan07.gate.baseline import Baseline
 from plan07.gate.checks import (
@@ -59,10 +58,12 @@ def fingerprint(repo: Path, *, keep: Sequence[Path] = ()) -> str | None:
 
     if checkpoint.is_git_tree(repo):
         return checkpoint.tree_of(repo, keep=keep)
+    from plan07.store.boundedio import walk
+
     kept = [Path(k).resolve() for k in keep]
     h = hashlib.sha256()
     root = Path(repo)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root, what="the repository"):
         dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDE_DIRS and not any(
             (Path(dirpath) / d).resolve() == k for k in kept))
         for f in sorted(filenames):
@@ -90,6 +91,7 @@ def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, 
     from plan07.model import GateInfo
 
     interp = find_python(repo, python)
+    check_interpreter(interp, repo, env)
     command = load_command(repo, test_command)
     mode = configured_mode(repo)
     ctx = GateContext(repo, interp, command, exercised=exercised, env=env)
@@ -101,8 +103,41 @@ def prepare_gate(repo: Path, nodes: Sequence[PlanNode], exercised: Mapping[str, 
         cp0_tree=tree, regression=mode)
     from plan07.gate.cp0 import adopt, baseline_run
 
-    base = adopt(info, nodes, ctx, *baseline_run(nodes, ctx, timeout=timeout))
+    with progress.step("baseline: the plan's tests on the unchanged repository"):
+        base = adopt(info, nodes, ctx, *baseline_run(nodes, ctx, timeout=timeout))
     return info, base
+
+
+def check_interpreter(interp: Interpreter, repo: Path, env: Mapping[str, str]) -> None:
+    """InputError (`--python`) unless the interpreter runs Python 3: an executable that is not
+    one (`--python /bin/false`) is the environment's fault, never a node's."""
+    from plan07.gate.interpreter import run_env
+    from plan07.gate.runner import run_argv
+
+    rc, out = run_argv([interp.path, "-c", "import sys; print('plan07-python', *sys.version_info"
+                        "[:2])"], repo, 60.0, run_env(interp, env))
+    if rc != 0 or "plan07-python 3 " not in out:
+        why = " ".join(out.split())[:160] or f"exit {rc}, no output"
+        raise InputError(f"{interp.path} (from {interp.source}) is not a working Python 3 "
+                         f"interpreter ({why}); pass the repo's Python", field="--python")
+
+
+def the_repo(art: PlanArtifact) -> Path:
+    """The plan's repository, refused (InputError) unless it is the one the plan was made for
+    (docs/safety.md "Hostile input"): a directory, and where the plan took a CP0 snapshot, the
+    one holding it (a plan.json edited to name another folder, `/` say, never has the gate walk
+    it)."""
+    from plan07.store.git import ref_target
+
+    repo = Path(art.repo or ".")
+    if not repo.is_dir():
+        raise InputError("repository directory not found", field="repo", source=str(repo))
+    ref = art.checkpoints[0].git_ref if art.checkpoints else None
+    if ref and ref_target(repo, ref) is None:
+        raise InputError(f"it does not hold this plan's CP0 snapshot ({ref}): a plan's "
+                         "repository is the one it was made for; restore plan.json or re-run "
+                         "`plan07 plan`", field="repo", source=str(repo))
+    return repo
 
 
 def git_tree(tree: str | None) -> str | None:

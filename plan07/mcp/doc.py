@@ -45,7 +45,8 @@ DOC_HEAD = """# plan07 as an MCP server: the tools
 Generated from the schemas `plan07 mcp` publishes (`python -m plan07.mcp.server --doc >
 docs/mcp.md`; a test fails when they drift). Every tool returns its result as structured content
 (validated against the tool's output schema) and as the same JSON in a text block. A plan07 error
-is a tool error (`isError`) whose text is the line the CLI prints, `error: ...`; nothing is
+is a tool error (`isError`) whose text is the line the CLI prints, `error: ...`, with a plan07
+command it names given as the tool to call and a flag as the argument to pass; nothing is
 written. Named types: `DriverView` is the §3.4 view (`plan07 schema driver-view`), `ProofNode`
 a node of the `proof` schema, `Violation` and `Revision` as in the `plan` schema. How to register
 the server with a client, and a whole loop: the README's "MCP server".

@@ -5,9 +5,11 @@ over the Model Context Protocol. Built on the official MCP Python SDK's v2 API (
 Each tool is a thin call of the library (`plan07.api.Planner` and the views `plan07 status` and
 `plan07 explain` print), with typed, documented arguments and a JSON result (structured content
 validated against the tool's output schema, and the same JSON as text). A plan07 error (bad
-input, a state that refuses the call) is a tool error whose text is exactly the line the CLI
-prints (`error: ...`), with nothing written; a domain "no" (a failed check, an edge that does not
-hold, a plan that may not terminate yet) is a normal result, as the CLI's exit 1 is.
+input, a state that refuses the call) is a tool error whose text is the line the CLI prints
+(`error: ...`) told to an agent (`for_agent`: a plan07 command it names becomes the tool to call,
+a flag the tool's argument), with nothing written; a domain "no" (a failed check, an edge that
+does not hold, a plan that may not terminate yet) is a normal result, as the CLI's exit 1 is.
+Tool and argument descriptions are in plain words; the spec's sections are cited in the docs.
 
 Invariant 6 (§3.4, §8): `next`, `resume` and `complete` return the single actionable obligation
 (or its verdict) and nothing of the rest of the schedule; only `status`, which a person reads,
@@ -16,9 +18,9 @@ returns the plan table.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +29,16 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from plan07.errors import Plan07Error
-from plan07.model import NextStep, PlanStatus, Proof, Revision, Verdict, Violation
+from plan07.mcp.schemas import (
+    ConfirmResult,
+    FeedbackResult,
+    NodeId,
+    PlanResult,
+    RollbackResult,
+    State,
+    feedback_schema,
+)
+from plan07.model import NextStep, PlanStatus, Proof, Verdict
 
 if TYPE_CHECKING:
     from plan07 import Planner
@@ -35,7 +46,7 @@ if TYPE_CHECKING:
 SERVER_NAME = "plan07"
 INSTRUCTIONS = (
     "plan07 plans a coding request into typed obligations ordered by Datalog rules and hands "
-    "them out one at a time. Loop: `plan` once; then `next` (the ONE obligation to work on: its "
+    "them out one at a time. Loop: `plan` once; then `next` (the one obligation to work on: its "
     "target, preconditions, bounds and required validation), edit the repository for it, "
     "`complete` it (runs its check: passed advances the plan, failed replans only that node and "
     "its dependents), and `next` again, until `next` returns no node and can_terminate is true. "
@@ -44,76 +55,6 @@ INSTRUCTIONS = (
 )
 
 P = ParamSpec("P")
-
-# ---------------------------------------------------------------------------------------------
-# arguments (their descriptions become the tools' input schemas)
-
-State = Annotated[str | None, Field(
-    description="The plan state directory (holds plan.json). Default as the CLI: "
-                "$PLAN07_STATE, else build/07-task-decomposition-planning/ under the server's "
-                "working directory. Relative paths are read from that directory too.")]
-NodeId = Annotated[str, Field(description="The obligation id `next` handed out, e.g. O3.")]
-
-
-def _feedback_schema() -> dict[str, Any]:
-    """The shipped feedback schema with its `$defs` inlined: it becomes one property of the
-    tool's input schema, where a `#/$defs/...` reference would point at the wrong root."""
-    from plan07 import shipped_schema
-
-    schema = shipped_schema("feedback")
-    defs = schema.get("$defs", {})
-
-    def inline(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref", "")
-            if ref.startswith("#/$defs/"):
-                return inline(defs[ref.removeprefix("#/$defs/")])
-            return {k: inline(v) for k, v in node.items() if k not in ("$defs", "$schema", "$id")}
-        if isinstance(node, list):
-            return [inline(v) for v in node]
-        return node
-
-    out: dict[str, Any] = inline(schema)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# results (their models become the tools' output schemas)
-
-
-class PlanResult(BaseModel):
-    """A persisted plan: its id and sizes, and the violations the rules found. The schedule
-    itself stays in plan.json (invariant 6): call `next` for the obligation to work on."""
-
-    plan_id: str
-    state: str = Field(description="The state directory the plan was written to.")
-    goal: str
-    nodes: int
-    edges: int
-    checkpoints: int
-    violations: list[Violation]
-    python: str | None = Field(description="The interpreter every check runs with and where it "
-                               "was found (from plan07: plan07's own, the repo's dependencies "
-                               "are probably missing; pass `python`).")
-
-
-class FeedbackResult(BaseModel):
-    """One revision per change the feedback made (empty: the plan already accounts for it)."""
-
-    revisions: list[Revision]
-
-
-class ConfirmResult(BaseModel):
-    confirmed: list[int] = Field(description="The criteria newly confirmed by this call.")
-    can_terminate: bool
-
-
-class RollbackResult(BaseModel):
-    checkpoint: str
-    git_ref: str | None
-    removed: list[str] = Field(description="Files removed because they were added after the "
-                               "checkpoint.")
-
 
 # ---------------------------------------------------------------------------------------------
 # the tools: thin calls of the library
@@ -130,9 +71,10 @@ def plan(
                                   "is fine).")],
     repo: Annotated[str, Field(description="The repository the plan edits (a directory).")],
     state: State = None,
-    llm: Annotated[str, Field(description="Who makes the ONE decomposition call: builtin "
-                              "(offline, no model), replay:PATH (a recorded completion) or "
-                              "openai:MODEL (PLAN07_LLM_BASE_URL / PLAN07_LLM_API_KEY).")]
+    llm: Annotated[str, Field(description="Who makes the one model call that breaks the request "
+                              "into obligations: builtin (offline, no model), replay:PATH (a "
+                              "recorded completion) or openai:MODEL (PLAN07_LLM_BASE_URL / "
+                              "PLAN07_LLM_API_KEY, else OPENAI_BASE_URL / OPENAI_API_KEY).")]
     = "builtin",
     evidence: Annotated[str | None, Field(description="An evidence bundle (JSON or recon.db); "
                                           "built-in recon of `repo` when absent.")] = None,
@@ -146,17 +88,23 @@ def plan(
                                                     "\"tests/runtests.py\", \"{tests}\"]; "
                                                     "default: [tool.plan07] test-command, "
                                                     "else pytest.")] = None,
+    replace: Annotated[bool, Field(description="Replace a plan in the state directory that "
+                                   "has progress (obligations completed or failed, edits, "
+                                   "confirmations). Without it such a plan is kept and this "
+                                   "call is an error; a plan with no progress is replaced "
+                                   "either way.")] = False,
 ) -> PlanResult:
-    """Plan a request: canonicalize -> decompose -> order (rules) -> schedule -> plan.json
-    (replacing a plan already in the state dir), and run the plan's tests once in the repo's
-    environment (the CP0 baseline; what fails already is never blamed). Returns the plan's id
+    """Plan a request: read it, break it into obligations, order them by the rules, schedule
+    them and save the plan; then run the plan's tests once in the repository's environment (the
+    baseline: what fails already is never blamed). A plan already in the state directory that
+    has progress is kept, and this call refused, unless `replace` is true. Returns the plan's id
     and sizes, not its schedule; call `next` for the obligation to work on."""
     from plan07 import Planner
 
     planner = Planner.create(request, repo=Path(repo), evidence=evidence, llm=llm,
                              state_dir=Path(state) if state else None, engine=engine,
                              python=python, test_command=None if test_command is None
-                             else json.dumps(test_command))
+                             else json.dumps(test_command), replace=replace)
     art, gate = planner.artifact, planner.artifact.gate
     return PlanResult(plan_id=art.plan_id, state=str(planner.state_dir.resolve()),
                       goal=art.requirement.goal, nodes=len(art.nodes), edges=len(art.edges),
@@ -165,8 +113,8 @@ def plan(
 
 
 def next_(state: State = None) -> NextStep:
-    """The single actionable obligation (§3.4): id, verb, target, preconditions, permitted
-    actions and bounds, required validation; nothing of the rest of the schedule. The same node
+    """The one obligation to work on now: id, verb, target, preconditions, permitted actions
+    and bounds, required validation; nothing of the rest of the schedule. The same node
     until it is completed. When nothing is left: whether the plan may terminate, or what blocks
     it (failed nodes, unsettled acceptance criteria)."""
     return _planner(state).next_step()
@@ -212,13 +160,13 @@ def explain(
 
 
 def feedback(
-    feedback: Annotated[dict[str, Any], WithJsonSchema(_feedback_schema()), Field(
+    feedback: Annotated[dict[str, Any], WithJsonSchema(feedback_schema()), Field(
         description="Impact feedback, an object in the shipped `feedback` schema "
-                    "(`plan07 schema feedback`): caused_by, impact_edges, "
+                    "(this argument's schema): caused_by, impact_edges, "
                     "falsified_entities, falsified_obligations, note.")],
     state: State = None,
 ) -> FeedbackResult:
-    """Impact feedback (§3.6): add the obligations an unforeseen impact needs, remove falsified
+    """Impact feedback: add the obligations an unforeseen impact needs, remove falsified
     ones, re-walk only the touched edges through the rules. One revision per change."""
     from plan07 import parse_artifact
 
@@ -233,7 +181,7 @@ def confirm(
                                "plan07 does not run.")] = False,
     state: State = None,
 ) -> ConfirmResult:
-    """Confirm acceptance criteria (§3.1 step 2) on the user's word: a plan may not terminate on
+    """Confirm acceptance criteria on the user's word: a plan may not terminate on
     a derived criterion, or a command plan07 never runs, until it is confirmed."""
     planner = _planner(state)
     new = planner.confirm(criteria or (), all=all)
@@ -273,47 +221,88 @@ TOOLS: dict[str, tuple[Callable[..., BaseModel], bool, bool]] = {
 # The plan table is for the person supervising the agent, not the model (invariant 6): its text
 # is marked so (MCP content annotations, `audience`); a client decides what its model reads.
 USER_ONLY = {"status"}
+# every argument name of every tool (a CLI flag of the same name becomes it in an error)
+_ARGUMENTS = {name for fn, _, _ in TOOLS.values()
+              for name in inspect.signature(fn).parameters}
+
+
+# ---------------------------------------------------------------------------------------------
+# errors, told to an agent
+
+# a tool's positional CLI arguments, by the tool argument they are
+_POSITIONAL = {"plan": ("request",), "complete": ("node_id",), "explain": ("src", "dst"),
+               "confirm": ("criteria",)}
+_SPAN = re.compile(r"(?:\b(re-run|run) )?`([^`]*)`")
+_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)(?: ([A-Z]+)\b)?")
+_PLACEHOLDER = re.compile(r"[A-Z]+")
+
+
+def for_agent(line: str) -> str:
+    """A CLI error line as an agent reads it: "run `plan07 next`" -> "call the `next` tool",
+    "pass --replace" -> "pass the `replace` argument". Commands and flags that are no tool's are
+    kept as they are (`plan07 rules test --engine both`)."""
+
+    def flags(text: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            name = m.group(1).replace("-", "_")
+            return f"the `{name}` argument" if name in _ARGUMENTS else m.group(0)
+
+        return _FLAG.sub(one, text)
+
+    def span(m: re.Match[str]) -> str:
+        lead, words = m.group(1), m.group(2).split()
+        if len(words) == 1 and words[0].startswith("--"):  # `--all`
+            return (f"{lead} " if lead else "") + flags(words[0])
+        if len(words) < 2 or words[0] != "plan07" or words[1] not in TOOLS:
+            return m.group(0)
+        verb = words[1]
+        return (f"call the `{verb}` tool{' again' if lead == 're-run' else ''}" if lead
+                else f"the `{verb}` tool") + _arguments(verb, words[2:])
+
+    out, last = [], 0
+    for m in _SPAN.finditer(line):
+        out += [flags(line[last:m.start()]), span(m)]
+        last = m.end()
+    return "".join([*out, flags(line[last:])])
+
+
+def _arguments(verb: str, words: list[str]) -> str:
+    """` with `repo`, `src` O2` for the CLI words after `plan07 VERB`."""
+    named, positional = [], list(_POSITIONAL.get(verb, ()))
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("--"):
+            value = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") \
+                and not _PLACEHOLDER.fullmatch(words[i + 1]) else None
+            named.append(f"`{w[2:].replace('-', '_')}`" + (f" {value}" if value else ""))
+            i += 2 if value else 1
+            continue
+        if positional and not _PLACEHOLDER.fullmatch(w):
+            if verb == "confirm":
+                named.append(f"`criteria` [{w}]")
+            else:
+                named.append(f"`{positional.pop(0)}` {w}")
+        i += 1
+    return f" with {', '.join(named)}" if named else ""
 
 
 # ---------------------------------------------------------------------------------------------
 # the server
 
 
-def _as_tool(fn: Callable[P, BaseModel], *, user_only: bool = False) -> Callable[P, Any]:
-    """`fn` as the SDK calls it: its signature and output model unchanged (`functools.wraps`,
-    so the SDK derives the same schemas), a plan07 error turned into a tool error carrying the
-    CLI's line, a result into structured content plus the same JSON as text (marked for the
-    user's eyes only when `user_only`)."""
-    from mcp.types import Annotations, CallToolResult, TextContent
-
-    audience = Annotations(audience=["user"]) if user_only else None
-
-    @functools.wraps(fn)
-    def call(*args: P.args, **kwargs: P.kwargs) -> Any:
-        try:
-            result = fn(*args, **kwargs)
-        except Plan07Error as exc:
-            return CallToolResult(is_error=True, content=[
-                TextContent(type="text", text=f"error: {exc.one_line()}")])
-        data = result.model_dump(mode="json", by_alias=True)
-        return CallToolResult(structured_content=data, content=[
-            TextContent(type="text", text=json.dumps(data, ensure_ascii=False),
-                        annotations=audience)])
-
-    return call
-
-
 def build_server() -> Any:
     """The MCP server with every plan07 tool registered (nothing is served yet)."""
     from importlib.metadata import version
 
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    server: Any = MCPServer(SERVER_NAME, version=version("plan07"), instructions=INSTRUCTIONS,
-                            log_level="WARNING")
+    from plan07.mcp.guard import as_tool, server_class
+
+    server: Any = server_class()(SERVER_NAME, version=version("plan07"),
+                                  instructions=INSTRUCTIONS, log_level="WARNING")
     for name, (fn, read_only, destructive) in TOOLS.items():
-        server.add_tool(_as_tool(fn, user_only=name in USER_ONLY), name=name,
+        server.add_tool(as_tool(fn, for_agent, user_only=name in USER_ONLY), name=name,
                         description=inspect.cleandoc(fn.__doc__ or ""),
                         annotations=ToolAnnotations(read_only_hint=read_only,
                                                     destructive_hint=destructive,
@@ -322,8 +311,11 @@ def build_server() -> Any:
 
 
 def serve() -> None:
-    """Serve the tools over stdio until the client closes stdin."""
-    build_server().run("stdio")
+    """Serve the tools over stdio until the client closes stdin (plan07.mcp.guard: an
+    over-deep request gets its reply; a call still running after the client left ends)."""
+    from plan07.mcp.guard import serve_stdio
+
+    serve_stdio(build_server())
 
 
 if __name__ == "__main__":  # python -m plan07.mcp.server --doc (docs/mcp.md: plan07.mcp.doc)

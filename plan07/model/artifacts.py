@@ -330,6 +330,13 @@ class PlanArtifact(BaseModel):
     # what the gate observed each node's edit change (plan07.gate.observe): interface changes
     # the rules read as `observed_change(O, E, Kind)` facts (docs/rules.md "Observed changes")
     observed: dict[ObligationId, list[ObservedChange]] | None = None
+    # §3.6 revision from the run itself (observed edits, failures in unplanned consumers' tests):
+    # off only for the §7.5 ablation of the revision trigger
+    revision: Literal[False] | None = None
+    ordering: Literal[False] | None = None  # False: no rules order the plan (§7.5 ablation)
+    # why nothing more is handed out: a node failed past its retry bound and its edit could not
+    # be undone (no git snapshot); None while the plan runs (plan07.checkpoints)
+    halted: Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)] | None = None
     # Issue 15 (crash consistency): the seq of the last checkpoint record this plan.json commits
     # (write-ahead: a record above it is a half-done step, discarded on the next write), and the
     # hand-out epoch, +1 on every hand-out (`next`, also after a resume): a verdict is recorded

@@ -100,3 +100,4 @@ class Verdict(Strict):
     # these pending obligations (its composite is handed out next); nothing failed
     merged_into: ObligationId | None = None
     merged: list[ObligationId] = []
+    observe_s: float = 0.0  # seconds spent reading the edit (and acting on it) before the check

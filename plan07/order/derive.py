@@ -341,8 +341,8 @@ def explain_atom(obligations: Sequence[Obligation], evidence: Evidence, relation
     the minimal height; or, when none holds, why not."""
     from plan07.engine import load_program, provenance
 
-    if depth is not None and depth < 0:
-        raise InputError(f"depth must be >= 0, got {depth}", field="--depth")
+    if depth is not None and not 0 <= depth <= caps.DEPTH_MAX:
+        raise InputError(f"depth must be in 0..{caps.DEPTH_MAX}, got {depth}", field="--depth")
     backend_model, fs = _evaluate(obligations, evidence, engine, rules_path, role_facts,
                                   observed, extra)
     proof = provenance.explain_facts(load_program(rules_path), fs.facts, fs.sources, relation,

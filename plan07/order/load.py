@@ -24,7 +24,8 @@ def load_obligations(path: str | Path) -> list[Obligation]:
         raise InputError(f"{len(data['obligations'])} obligations; re-scope the request",
                          field="obligations", source=str(path),
                          cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
-    for i, o in enumerate(data.get("obligations", []) if isinstance(data, dict) else []):
+    records = data.get("obligations") if isinstance(data, dict) else None
+    for i, o in enumerate(records if isinstance(records, list) else []):
         if not isinstance(o, dict):
             continue
         deps, ev = o.get("dependencies"), o.get("evidence")

@@ -24,8 +24,7 @@ from plan07.plan import artifact
 from plan07.vocab import sort_ids
 
 if TYPE_CHECKING:
-    from plan07.plan.replan import Replan
-    from plan07.plan.transitions import ScopedCall
+    from plan07.plan.replan import Replan, ScopedCall
 
 
 def keep_plan(art: PlanArtifact, node_id: str, why: str, evidence: Evidence, *,

@@ -1,27 +1,29 @@
-"""The runtime backstop of the compatible/breaking rules (design.md "Compatible vs breaking
-interface changes"). Pure.
+"""The runtime backstop (design: the rules and the observed edit decide first; this catches what
+neither foresaw). Pure.
 
-The rules make a change one atomic step with its consumers' rebinds only when an obligation says
-the change is breaking. When a node's check fails and every failing test belongs to a planned
-dependent that consumes the node's target, the failure showed the change is breaking after all:
-the node and those dependents are merged into one composite (the same `breaking_change`
-violation the rules derive, so the scheduler makes the same atomic step), and the composite is
-offered again. No model call: nothing needs re-deciding, only landing together.
+When a node's check fails and its failing tests are the tests of other work, the change was
+breaking after all, and no retry of the node alone can pass:
 
-A failing test belongs to a dependent D when D's validation names it (or the path holding it), D's
-target is the test or its test module, or a recon edge links the test to a part of D's target
-(`tests`, `calls`, `by_name`). D consumes the node's target when a recon edge of a consume kind
-runs from a part of D's target to a part of the node's target (a part: the entity, anything
-defined inside it, a class for its `__init__`), or an impact edge from the one to the other has a
-consumer cause.
+- a failing test that exercises the target of a pending planned node (whether or not an edge
+  linked the two): the node and that one become one atomic step (the `breaking_change`
+  violation the rules derive, so the scheduler makes the same composite);
+- a failing test that exercises only code the plan does not hold, code that consumes the failed
+  node's target: that consumer's rebind is added (§3.6, an impact edge) and joins the step.
+
+The merged step is offered again with no model call. A failing test that exercises the failed
+node's own target, or that nothing links to anything, is the node's own failure: no merge.
+
+A test exercises a target when a recon edge links the test to a part of the target (`tests`,
+`calls`, `by_name`), or, weakest, the test's module imports the target's module.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from plan07.model import Evidence, Obligation, PlanNode, Violation
+from plan07.model import Evidence, ImpactEdge, Obligation, PlanNode, Violation
 
 # pytest's short test summary (`-rfE`, on by default): `FAILED path::name - msg`, `ERROR path`.
 _SUMMARY = re.compile(r"^(?:FAILED|ERROR)\s+(\S+)", re.M)
@@ -72,25 +74,38 @@ def _consumes(d: str, s: str, evidence: Evidence) -> bool:
         for i in evidence.impact.edges)
 
 
-def merge_group(nodes: Sequence[PlanNode], members: dict[str, list[Obligation]], node_id: str,
-                output: str, evidence: Evidence) -> list[Violation]:
-    """The `breaking_change` violations that merge the failed `node_id` with the planned,
-    pending dependents that consume its target, when every failing test in `output` is one of
-    theirs; [] when there is no failing test or one is not theirs (a local failure)."""
+@dataclass(frozen=True)
+class Breakage:
+    """What a failure in other work's tests asks for: the violations that merge the failed node
+    with pending planned nodes, and the consumers to add (impact edges, changed -> consumer)."""
+
+    violations: list[Violation] = field(default_factory=list)
+    consumers: list[ImpactEdge] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.violations or self.consumers)
+
+
+def _module_of_test(test: str) -> str:
+    path = test.partition("::")[0]
+    return path[:-3].replace("/", ".") if path.endswith(".py") else path
+
+
+def _imports(evidence: Evidence, test: str, target: str) -> bool:
+    """The test's module imports the module holding `target` (or a package above it)."""
+    mod = _module_of_test(test)
+    return any(e.kind == "imports" and (e.src == mod or e.src == mod.removeprefix("src."))
+               and (_part(target, e.dst)) for e in evidence.recon.edges)
+
+
+def breakage(nodes: Sequence[PlanNode], members: dict[str, list[Obligation]], node_id: str,
+             output: str, evidence: Evidence) -> Breakage:
+    """What the failing tests in `output` of node `node_id`'s check ask for (module docstring):
+    empty when there is no failing test, or one of them is the node's own failure."""
     tests = failing_tests(output)
     if not tests:
-        return []
+        return Breakage()
     by_id = {n.id: n for n in nodes}
-    succ: dict[str, list[str]] = {}
-    for n in nodes:
-        for p in n.dependencies:
-            succ.setdefault(p, []).append(n.id)
-    seen, todo = set(), list(succ.get(node_id, []))
-    while todo:  # the true dependents: everything downstream, not yet complete
-        x = todo.pop()
-        if x not in seen and x in by_id and by_id[x].state != "complete":
-            seen.add(x)
-            todo += succ.get(x, [])
 
     def obs(nid: str) -> list[Obligation]:
         n = by_id[nid]
@@ -100,21 +115,39 @@ def merge_group(nodes: Sequence[PlanNode], members: dict[str, list[Obligation]],
     from plan07.vocab import normalize_test
 
     failed = [o for o in obs(node_id) if o.obligation == "modify"]
+    if not failed:
+        return Breakage()
     test_entity = {}
     for rn in evidence.recon.nodes:
         if rn.kind == "test" and rn.file and (t := normalize_test(rn.id, rn.file)):
             test_entity[t] = rn.id
-    consumers = [(nid, o) for nid in sorted(seen) for o in obs(nid)
-                 if o.obligation == "modify" and any(
-                     _consumes(o.target_entity, f.target_entity, evidence) for f in failed)]
-    owners = {t: [o for _nid, o in consumers if _owns(o, t, evidence, test_entity)]
-              for t in tests}
-    if not consumers or not all(owners.values()):
-        return []
-    blamed = sorted({o.id for os in owners.values() for o in os})
+    pending = [o for n in nodes if n.id != node_id and n.state != "complete"
+               and n.status != "alternative" for o in obs(n.id) if o.obligation == "modify"]
+    planned = [o.target_entity for n in nodes for o in obs(n.id)]
+    blamed: dict[str, str] = {}  # pending obligation id -> the first test of its that failed
+    add: dict[str, ImpactEdge] = {}
+    for t in tests:
+        ent = test_entity.get(t)
+        hit = sorted({e.dst for e in evidence.recon.edges if ent and e.src == ent
+                      and e.kind in TEST_LINKS})
+        owners = [o for o in pending if any(_part(x, o.target_entity) for x in hit)] or [
+            o for o in pending if _imports(evidence, t, o.target_entity)]
+        if owners:  # it exercises pending planned work: that work lands with the node
+            for o in owners:
+                blamed.setdefault(o.id, t)
+            continue
+        users = [x for x in hit if not any(_part(x, p) for p in planned) and any(
+            _consumes(x, f.target_entity, evidence) for f in failed)]
+        if not users:  # it tests the node's own target, or nothing known: its own failure
+            return Breakage()
+        for x in users:
+            add.setdefault(x, ImpactEdge(src=failed[0].target_entity, dst=x,
+                                         relation=f"runtime: {t} failed"[:64],
+                                         cause="sig_change", confidence=0.8))
     anchor = failed[0].id
-    return [Violation(kind=KIND, nodes=[anchor, b],
-                      detail=f"runtime: {node_id}'s check failed in {', '.join(tests[:3])}, tests "
-                             f"of {b}, which consumes {failed[0].target_entity}: the change is "
-                             "breaking; they land as one atomic step")
-            for b in blamed]
+    return Breakage(
+        [Violation(kind=KIND, nodes=[anchor, b],
+                   detail=f"runtime: {node_id}'s check failed in {t}, a test of {b}'s target: "
+                          "the change is breaking; they land as one atomic step")
+         for b, t in sorted(blamed.items())],
+        [add[k] for k in sorted(add)])

@@ -134,7 +134,7 @@ def termination_blockers(artifact: PlanArtifact) -> list[str]:
     test no complete validation runs, a command nobody confirmed), nor when its modify nodes
     changed no file (`gate_blockers`).
     """
-    out: list[str] = []
+    out: list[str] = [f"halted: {artifact.halted}"] if artifact.halted else []
     for n in artifact.nodes:
         if n.status == "alternative":
             continue

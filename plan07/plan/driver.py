@@ -95,7 +95,9 @@ def check_text(validation: str) -> str:
 
 def as_text(v: DriverView) -> str:
     """What `plan07 next --json` prints for the view."""
-    return json.dumps(v.data(), indent=2, ensure_ascii=False) + "\n"
+    from plan07.term import json_text
+
+    return json_text(json.dumps(v.data(), indent=2, ensure_ascii=False)) + "\n"
 
 
 def model_context(v: DriverView) -> str:

@@ -32,6 +32,7 @@ from plan07.model import (
     PlanArtifact,
 )
 from plan07.plan import artifact
+from plan07.plan.schedule import ATOMIC_KINDS
 from plan07.vocab import covers, sort_ids
 
 # recon edge kinds by which code consumes a definition (rules/ordering.dl consume_kind, less
@@ -89,10 +90,39 @@ def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
     return [out[k] for k in sorted(out)][:MAX_ADDED]
 
 
-def worth_adapting(art: PlanArtifact, changes: Sequence[ObservedChange],
+def add_consumers(art: PlanArtifact, cause: str, edges: Sequence[ImpactEdge],
+                  evidence: Evidence, *, note: str, time: str) -> list[str]:
+    """The rebind obligations of `edges` (changed entity -> consumer) added through §3.6 impact
+    feedback caused by obligation `cause` (one revision each, only the touched edges re-walked);
+    the ids added, [] when the plan refuses them (a cap, an unknown entity)."""
+    from plan07.order.derive import derive_order
+    from plan07.plan.amend import apply_feedback, revise_feedback
+
+    if art.revision is False or not edges or \
+            len(artifact.obligations_of(art)) + len(edges) > caps.MAX_OBLIGATIONS:
+        return []  # the trigger is off (§7.5 ablation), or the plan would outgrow its cap
+    fb = Feedback(caused_by=cause, impact_edges=list(edges), note=note[: caps.FIELD_MAX_CHARS])
+    before = {o.id for o in artifact.obligations_of(art)}
+    try:
+        rev = revise_feedback(art, fb, evidence, time=time)
+        walked = derive_order(rev.scope, rev.evidence, engine=art.engine, role_facts=art.roles,
+                              observed=art.observed) if rev.scope else OrderResult()
+        apply_feedback(art, rev, walked)
+    except (InputError, PlanStateError):  # refused: the plan stays, the check will tell
+        return []
+    return sort_ids({o.id for o in artifact.obligations_of(art)} - before)
+
+
+def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
                    evidence: Evidence) -> bool:
     """Whether the rules could act on `changes` (a cheap test before the re-walk): an interface
-    change, or a behaviour change while a pending obligation targets tests."""
+    change, or a behaviour change while a pending obligation targets tests; and not what the
+    plan already acted on (a merged step's own changes, read again at its `complete`)."""
+    mine = set(artifact.node(art, node_id).members or [node_id])
+    seen = {(c.entity, c.kind) for o, cs in (art.observed or {}).items() if o in mine
+            for c in cs}
+    if {(c.entity, c.kind) for c in changes} <= seen:
+        return False
     if any(c.kind in ("compatible", "breaking") for c in changes):
         return True
     tests = {n.id for n in evidence.recon.nodes if n.kind == "test"}
@@ -110,7 +140,6 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
     neighbourhood and let the scheduler merge what cannot land apart. The handed-out node is
     the merged step when one forms (a new hand-out: an older verdict is stale)."""
     from plan07.order.derive import derive_order
-    from plan07.plan.amend import apply_feedback, revise_feedback
     from plan07.plan.revise import rewalk_scope, splice_edges
 
     node = artifact.node(art, node_id)
@@ -126,29 +155,28 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
     more = f" (+{len(changes) - 4} more)" if len(changes) > 4 else ""
     artifact.record(art, node_id, "observed", f"observed before the check: {lines}{more}",
                     time=time)
-    added: list[str] = []
+    if art.ordering is False:  # the §7.5 ablation of the rules: recorded, nothing derived from it
+        return Adapted(tuple(changes))
     edges = unplanned_consumers(art, changes, evidence)
-    if edges and len(artifact.obligations_of(art)) + len(edges) <= caps.MAX_OBLIGATIONS:
-        fb = Feedback(caused_by=owners[0], impact_edges=edges,
-                      note=f"observed in {node_id}'s edit: {lines}"[: caps.FIELD_MAX_CHARS])
-        before = {o.id for o in artifact.obligations_of(art)}
-        try:
-            rev = revise_feedback(art, fb, evidence, time=time)
-            walked = derive_order(rev.scope, rev.evidence, engine=art.engine,
-                                  role_facts=art.roles, observed=art.observed) \
-                if rev.scope else OrderResult()
-            apply_feedback(art, rev, walked)
-            added = sort_ids({o.id for o in artifact.obligations_of(art)} - before)
-        except (InputError, PlanStateError):  # refused: the plan stays, the check will tell
-            added = []
-        evidence = art.evidence or evidence
+    added = add_consumers(art, owners[0], edges, evidence,
+                          note=f"observed in {node_id}'s edit: {lines}", time=time)
+    evidence = art.evidence or evidence
     obligations = artifact.obligations_of(art)
-    scope = rewalk_scope(obligations, owners)
+    # the facts: the owners' neighbourhood and every pending obligation (a planned consumer of
+    # an observed change need not be linked to it yet); the edges re-walked: the owners' only
+    pending = {m for n in art.nodes if n.state != "complete" for m in {n.id, *n.members}}
+    near = {o.id for o in rewalk_scope(obligations, owners)}
+    scope = [o for o in rewalk_scope(obligations, [*owners, *sort_ids(pending)])
+             if o.id in near | pending]
     walked = derive_order(scope, evidence, engine=art.engine, role_facts=art.roles,
                           observed=art.observed)
     touched = {o.id for o in scope}
     kept = [v for v in art.violations if not set(v.nodes) & touched]
-    fresh = [v for v in walked.violations if set(v.nodes) & set(owners)]
+    # a consumer already complete rebound before this change (widen, rebind, then narrow): it
+    # is not re-opened into a step with it
+    done = {m for n in art.nodes if n.state == "complete" for m in {n.id, *n.members}}
+    fresh = [v for v in walked.violations if set(v.nodes) & set(owners)
+             and not (v.kind in ATOMIC_KINDS and set(v.nodes) & done)]
     try:
         artifact.splice(art, obligations, evidence=evidence, violations=kept + fresh,
                         edges=splice_edges(art.edges, walked.edges, owners))
@@ -156,7 +184,9 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
         return Adapted(tuple(changes), tuple(added))
     mine = set(node.members or [node_id])
     now = next((n for n in art.nodes if mine <= set(n.members or [n.id])), None)
-    if now is None or now.id == node_id:
+    # a step that grew keeps its id when it was already atomic: its new members are still a
+    # merge, and the edit in hand is not yet the whole step (never checked, never completed)
+    if now is None or set(now.members or [now.id]) == mine:
         art.active = node_id
         return Adapted(tuple(changes), tuple(added))
     joined = sort_ids(set(now.members) - mine)

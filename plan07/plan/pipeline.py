@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from plan07 import caps, collector
+from plan07 import caps, collector, progress
 from plan07.errors import InputError, ModelOutputError
 from plan07.model import (
     Evidence,
@@ -41,6 +41,10 @@ def draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str 
     stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations."""
     if not repo.is_dir():
         raise InputError("repository directory not found", field="--repo", source=str(repo))
+    for what, text in (("request", request), ("task", task_text or "")):
+        if len(text) > caps.REQUEST_MAX_BYTES:  # refused before any stage reads it (chars)
+            raise InputError(f"the {what} is {len(text)} characters long", field=what,
+                             cap=f"REQUEST_MAX_BYTES {caps.REQUEST_MAX_BYTES}")
     if not (isinstance(max_retries, int) and 0 <= max_retries <= caps.MAX_RETRIES_CAP):
         raise InputError(f"max_retries {max_retries!r} must be an int in "
                          f"0..{caps.MAX_RETRIES_CAP}", field="max_retries")
@@ -63,10 +67,12 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
     from plan07.request.canonicalize import canonicalize
 
     requirement = canonicalize(request, task_text)
+    client = make_client(llm) if isinstance(llm, str) else llm  # refused before recon runs
     if evidence is None:
-        evidence = build_evidence(repo, request=request)
-    client = make_client(llm) if isinstance(llm, str) else llm
-    dec = decompose(requirement, evidence, client)
+        with progress.step(f"recon of {repo.resolve().name or repo}"):
+            evidence = build_evidence(repo, request=request)
+    with progress.step(f"decomposition ({getattr(client, 'name', 'client')})"):
+        dec = decompose(requirement, evidence, client)
     if not dec.obligations:
         why = "re-scope it into smaller requests" if dec.rescope else "re-canonicalize it"
         raise ModelOutputError(
@@ -76,12 +82,14 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
         )
     linted = Linted(list(dec.obligations), [], [], None, dec.roles)
     if ordering:  # the plan lint (docs/rules.md "Plan lint"): repaired, then found again
-        linted = run_lint(requirement, linted.obligations, evidence, request, engine=engine,
-                          roles=dec.roles, repairs=lint)
+        with progress.step("plan lint"):
+            linted = run_lint(requirement, linted.obligations, evidence, request,
+                              engine=engine, roles=dec.roles, repairs=lint)
     obligations = linted.obligations
     roles = kept_roles(linted.roles, obligations)
-    order = derive_order(obligations, evidence, engine=engine, role_facts=roles) \
-        if ordering else OrderResult()
+    with progress.step(f"ordering ({engine})"):
+        order = derive_order(obligations, evidence, engine=engine, role_facts=roles) \
+            if ordering else OrderResult()
     targets = [o.target_entity for o in obligations]
     kept = restrict(evidence, reach(evidence, targets, 2) | TestMap(evidence).keep(targets))
     stamp = now or artifact.now()
@@ -91,6 +99,7 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
         usage=[dec.usage] if dec.usage else [], now=stamp, plan_id=plan_id,
     )
     draft.max_retries = max_retries
+    draft.ordering = None if ordering else False
     draft.roles = roles  # plan07's own decomposer's role facts (docs/rules.md)
     for line in linted.repairs:
         artifact.add_revision(draft, line, "plan lint", time=stamp)

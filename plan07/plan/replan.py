@@ -91,6 +91,18 @@ class Replan:
         return self.decomposition.roles if self.decomposition else None
 
 
+@dataclass(frozen=True)
+class ScopedCall:
+    """A scoped re-decomposition to make (§3.5 step 3), outside the lock: the fragment, the id
+    prefix fresh obligations take, this replan's count, and the audit mark the plan must still
+    have when the reply is spliced in."""
+
+    fragment: Fragment
+    prefix: str
+    attempt: int
+    mark: tuple[int, str]
+
+
 def fragment(nodes: Sequence[PlanNode], obligations: Sequence[Obligation], failed: str) -> Fragment:
     """The failed node + its true dependents, expanded to their obligations (a collapsed cycle
     re-plans all its members)."""

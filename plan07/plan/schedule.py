@@ -2,8 +2,7 @@
 
 `schedule()` is graphlib-shaped: a topological order over `order.edges` (ties broken by natural id
 order, O2 < O10), the exact ready/blocked/alternative partition, cycle collapse, branch scores and
-checkpoint markers. Same inputs give the same value under any PYTHONHASHSEED (no set is
-iterated).
+checkpoint markers; the same value under any PYTHONHASHSEED (no set is iterated).
 
 Branch score (§3.3 step 3), for every node of a branch group that holds an `alternative`:
 
@@ -24,14 +23,12 @@ complete node has left the schedule (its `state` says `complete`).
 
 Checkpoints (§3.3 step 4): CP0 marks the start; CPk closes the steps listed in `after` and
 requires every earlier checkpoint, so reaching it means every earlier obligation is validated.
-A change the rules flag as breaking with no widening step (a violation of a kind in ATOMIC_KINDS:
-`breaking_change`, rules/ordering.dl) is one atomic step: the definition and the rebinds of its
-planned consumers are merged into one composite validated as one unit, like a collapsed cycle
-(design.md "Compatible vs breaking interface changes"), so no checkpoint or hand-out lies between
-them. Merging can close a cycle through other nodes; that cycle is collapsed into the same
-composite. Past 32 markers, the allowed boundaries are
-thinned evenly: boundary j of the m kept is allowed boundary floor((j+1) * n / m) - 1 of n, so the
-last step always ends on a checkpoint and adjacent steps merge evenly.
+A change that cannot be valid alone (a violation of a kind in ATOMIC_KINDS, rules/ordering.dl)
+is one atomic step with its pending consumers' rebinds (or its tests' rewrite): one composite
+validated as one unit, like a collapsed cycle, so no checkpoint or hand-out lies between them;
+a merge that closes a cycle through other nodes collapses it too. Past 32 markers, the allowed
+boundaries are thinned evenly: boundary j of the m kept is allowed boundary
+floor((j+1) * n / m) - 1 of n: the last step ends on a checkpoint, adjacent steps merge evenly.
 """
 
 from __future__ import annotations
@@ -80,11 +77,9 @@ def schedule(
                 )
 
     scores, followed = _branches(by_id, edges, evidence)
-    # a complete obligation is never re-opened into an atomic step with pending ones (its change
-    # was validated); a step completed as one stays one
-    atomic = [v.nodes if set(v.nodes) <= set(completed) else
-              [n for n in v.nodes if n not in completed]
-              for v in order.violations if v.kind in ATOMIC_KINDS]
+    # a complete obligation never joins pending ones in an atomic step; one completed as one stays
+    atomic = [v.nodes if set(v.nodes) <= set(completed) else [n for n in v.nodes if n not in
+              completed] for v in order.violations if v.kind in ATOMIC_KINDS]
     composite_of, members_of, atomic_ids = _collapse(followed, edges, atomic, taken=set(by_id))
     plan_id = {o: composite_of.get(o, o) for o in by_id}
     plan_edges = sort_pairs(

@@ -19,18 +19,22 @@ from plan07.model import (
     PlanArtifact,
     PlanNode,
     Verdict,
+    Violation,
 )
 from plan07.plan import artifact, driver
 from plan07.plan.criteria import record_pass
 from plan07.vocab import sort_ids
 
 if TYPE_CHECKING:  # a failed check's modules: a passing `complete` imports neither
-    from plan07.plan.replan import Fragment
+    from plan07.plan.replan import ScopedCall
 
 
 def hand_out(art: PlanArtifact, *, time: str) -> PlanNode | None:
     """§3.4: the handed-out node while it is not complete, else the next one `driver.pick`s
     (failed nodes whose replans are spent are skipped); None when nothing is left."""
+    if art.halted:  # a failed edit could not be undone: nothing is handed out over it
+        art.active = None
+        return None
     nodes = {n.id: n for n in art.nodes}
     current = nodes.get(art.active or "")
     if current is None or current.state == "complete" or current.status != "ready":
@@ -108,7 +112,10 @@ def refund(art: PlanArtifact, node_id: str, unused: int) -> None:
     """Give back reserved gate calls that did not run (the build check failed first)."""
     b = art.bounds.get(node_id)
     if unused > 0 and b is not None:
-        art.bounds[node_id] = b.model_copy(update={"test_calls": max(0, b.test_calls - unused)})
+        b = b.model_copy(update={"test_calls": max(0, b.test_calls - unused)})
+        art.bounds[node_id] = b
+        if b == type(b)():  # as before the reservation: plan.json's bytes as they were
+            del art.bounds[node_id]
 
 
 @dataclass(frozen=True)
@@ -120,18 +127,7 @@ class Settled:
     stale: bool = False
     reached: tuple[Checkpoint, ...] = ()
     replan: ScopedCall | None = None
-
-
-@dataclass(frozen=True)
-class ScopedCall:
-    """A scoped re-decomposition to make (§3.5 step 3), outside the lock: the fragment, the id
-    prefix fresh obligations take, this replan's count, and the audit mark the plan must still
-    have when the reply is spliced in."""
-
-    fragment: Fragment
-    prefix: str
-    attempt: int
-    mark: tuple[int, str]
+    spent: bool = False  # the node failed past its retry bound: never handed out again
 
 
 def settle(art: PlanArtifact, node_id: str, reserved: int, verdict: Verdict,
@@ -200,7 +196,7 @@ def _after_failure(art: PlanArtifact, node_id: str, verdict: Verdict, evidence: 
              "plan": lambda: f"scoped replan: {d.reason}"}[d.action]()
     artifact.record(art, node_id, _RETRY_EVENT[d.action], trace, time=time)
     if d.action == "plan":
-        from plan07.plan.replan import fragment
+        from plan07.plan.replan import ScopedCall, fragment
 
         frag = fragment(art.nodes, artifact.obligations_of(art), node_id)
         prefix = f"{node_id.split('_')[0]}.r{artifact.next_rev(art)}."
@@ -215,7 +211,7 @@ def _after_failure(art: PlanArtifact, node_id: str, verdict: Verdict, evidence: 
     if first is not None:  # handed out again, before any other ready node: a new hand-out
         art.active = first
         art.epoch = (art.epoch or 0) + 1  # an older verdict is stale
-    return Settled()
+    return Settled(spent=d.action == "stop")
 
 
 def digest_of(art: PlanArtifact, node: PlanNode) -> str | None:
@@ -227,26 +223,42 @@ def digest_of(art: PlanArtifact, node: PlanNode) -> str | None:
 
 def merge_consumers(art: PlanArtifact, node_id: str, verdict: Verdict, evidence: Evidence, *,
                     time: str) -> bool:
-    """The runtime backstop (plan07.plan.backstop): when every failing test of the failed node's
-    check belongs to a pending dependent consuming its target, the change was breaking: the
-    node and those dependents become one atomic step (the rules' `breaking_change` violation),
-    offered again with no model call. False (nothing changed) when the failure is not theirs."""
-    from plan07.plan.backstop import merge_group
+    """The runtime backstop (plan07.plan.backstop): when the failing tests of the node's check
+    exercise other work, the pending planned nodes whose targets they exercise join the node in
+    one atomic step, and consumers the plan does not hold get their rebinds added (§3.6) and
+    join too; offered again with no model call. False (nothing changed) when the failure is
+    the node's own."""
+    from plan07.plan.backstop import KIND, breakage
+    from plan07.plan.observed import add_consumers
 
-    merged = merge_group(art.nodes, art.collapsed, node_id, verdict.output_tail, evidence)
-    if not merged:
+    found = breakage(art.nodes, art.collapsed, node_id, verdict.output_tail, evidence)
+    if not found:
         return False
     members = artifact.node(art, node_id).members or [node_id]
+    anchor = next((m for m in members if m in {o.id for o in artifact.obligations_of(art)}),
+                  node_id)
+    merged = list(found.violations)
+    if found.consumers:
+        added = add_consumers(art, anchor, found.consumers, evidence, time=time,
+                              note=f"runtime: {node_id}'s check failed in their tests")
+        if not added and not merged:
+            return False
+        evidence = art.evidence or evidence
+        merged += [Violation(kind=KIND, nodes=[anchor, a], detail=f"runtime: {node_id}'s check "
+                             f"failed in the tests of {a}'s target, which consumes it: one step")
+                   for a in added]
     try:
         artifact.splice(art, artifact.obligations_of(art), edges=art.edges,
                         violations=[*art.violations, *merged], evidence=evidence, pending=members)
     except (InputError, PlanStateError):  # the scheduler refused the merge: a plain failure
         return False
     joined = sort_ids({n for v in merged for n in v.nodes})
-    artifact.add_revision(art, f"runtime backstop: {node_id} failed in its consumers' tests; "
+    artifact.add_revision(art, f"runtime backstop: {node_id} failed in other work's tests; "
                           f"{', '.join(joined)} merged into one atomic step", node_id, time=time)
     artifact.record(art, node_id, "merged", merged[0].detail, time=time)
     return True
+
+
 def _passed_trace(node: PlanNode, verdict: Verdict) -> str:
     """The audit line of a pass: red, the tests reaching the target, what failed already."""
     note = f"; pre-existing failures not blamed: {', '.join(verdict.preexisting)}" \

@@ -87,6 +87,8 @@ _NOISE_HEADING = re.compile(
     r"prerequisites|before (?:submitting|you)|questions|discussion|faq|\blinks?\b|"
     r"installation|operating system|your project|attachments?"
 )
+_KINDS = (("noise", _NOISE_HEADING), ("accept", _ACCEPT_HEADING),
+          ("constraint", _CONSTRAINT_HEADING))
 _TEMPLATE_HEADING = re.compile(
     r"^(summary|description|describe the (bug|problem|issue|solution)\b.*|bug report|bug|"
     r"feature request|feature|problem|motivation|proposal|context|background|overview|details|"
@@ -178,15 +180,23 @@ def _clean_inline(text: str) -> str:
     return _SHORTCODE.sub("", text)
 
 
+# Words that may stand before a section's keyword in its label ("Relevant log output",
+# "Describe alternatives you've considered", "What is the expected behaviour?").
+_LABEL_LEAD = re.compile(
+    r"^(?:(?:the|your|any|additional|relevant|full|current|complete|other|possible|known|"
+    r"optional|describe|steps to|what(?:'s| is| are)?|python|package|library|os|tool)\s+)*")
+
+
 def _heading_kind(heading: str) -> str:
-    h = heading.lower().replace("behavior", "behaviour").strip(" :*_#")
-    if _NOISE_HEADING.search(h):
-        return "noise"
-    if _ACCEPT_HEADING.search(h):
-        return "accept"
-    if _CONSTRAINT_HEADING.search(h):
-        return "constraint"
-    return "intent"
+    """A section's kind from its heading. A short label (three words or fewer) may hold its
+    keyword anywhere ("Python version"); a longer one must start with it, past the lead words
+    ("Steps to reproduce the crash"): a heading that is a sentence with a keyword inside
+    ("Indicate expected content in parse errors") is a title, not a section."""
+    h = heading.lower().replace("behavior", "behaviour").strip(" :*_#?")
+    if len(h.split()) > 3:
+        rest = h[_LABEL_LEAD.match(h).end():]  # type: ignore[union-attr]
+        return next((kind for kind, rx in _KINDS if rx.match(rest)), "intent")
+    return next((kind for kind, rx in _KINDS if rx.search(h)), "intent")
 
 
 def _is_template_heading(heading: str) -> bool:

@@ -12,8 +12,10 @@ writes goes through `write_atomic` (a reader sees the old file or the new one, n
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +47,15 @@ def require_regular(path: str | Path, *, what: str, field: str | None = None) ->
                          field=field)
 
 
-def read_bytes(path: str | Path, *, what: str, max_bytes: int = caps.INPUT_MAX_BYTES,
+def read_bytes(path: str | Path, *, what: str, max_bytes: int | None = None,
                field: str | None = None) -> bytes:
-    """The bytes of a regular file, at most `max_bytes` (refused above, the cap named)."""
+    """The bytes of a regular file, at most `max_bytes` (default: the cap of its kind `what`,
+    caps.input_cap), refused from its size before it is read (the cap named)."""
+    cap_name, cap = caps.input_cap(what)
+    if max_bytes is not None:
+        cap_name, cap = ("INPUT_MAX_BYTES" if max_bytes == caps.INPUT_MAX_BYTES else cap_name,
+                         max_bytes)
+    max_bytes = cap
     p = Path(path)
     require_regular(p, what=what, field=field)
     try:
@@ -62,14 +70,14 @@ def read_bytes(path: str | Path, *, what: str, max_bytes: int = caps.INPUT_MAX_B
                              source=str(p), field=field)
         if st.st_size > max_bytes:
             raise InputError(f"{what} is {st.st_size} bytes", source=str(p), field=field,
-                             cap=f"INPUT_MAX_BYTES {max_bytes}")
+                             cap=f"{cap_name} {max_bytes}")
         chunks, size = [], 0
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
             size += len(chunk)
             if size > max_bytes:  # the file grew while read
                 raise InputError(f"{what} is over {max_bytes} bytes", source=str(p),
-                                 field=field, cap=f"INPUT_MAX_BYTES {max_bytes}")
+                                 field=field, cap=f"{cap_name} {max_bytes}")
         return b"".join(chunks)
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", source=str(p),
@@ -78,7 +86,7 @@ def read_bytes(path: str | Path, *, what: str, max_bytes: int = caps.INPUT_MAX_B
         os.close(fd)
 
 
-def read_text(path: str | Path, *, what: str, max_bytes: int = caps.INPUT_MAX_BYTES,
+def read_text(path: str | Path, *, what: str, max_bytes: int | None = None,
               field: str | None = None) -> str:
     """`read_bytes` decoded as UTF-8 (a binary file is one InputError, not a traceback)."""
     data = read_bytes(path, what=what, max_bytes=max_bytes, field=field)
@@ -96,11 +104,18 @@ def too_deep(source: str | None, what: str = "JSON document") -> InputError:
 
 def loads(text: str | bytes, *, source: str | None = None) -> Any:
     """json.loads, with a document nested deeper than `caps.JSON_MAX_DEPTH` refused (and the
-    decoder's own RecursionError turned into the same one-line InputError)."""
+    decoder's own RecursionError turned into the same one-line InputError), and NaN or Infinity
+    (which Python's decoder takes) refused as the JSON standard has it."""
     import json
 
+    seen: list[str] = []
+
+    def constant(name: str) -> Any:  # NaN, Infinity: Python's JSON, not RFC 8259's
+        seen.append(name)
+        return _Constant(name)
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=constant)
     except RecursionError:
         raise too_deep(source) from None
     except json.JSONDecodeError as exc:
@@ -108,7 +123,27 @@ def loads(text: str | bytes, *, source: str | None = None) -> Any:
                          source=source) from None
     if depth_exceeds(data, caps.JSON_MAX_DEPTH):
         raise too_deep(source)
+    if seen:
+        raise InputError(f"{seen[0]} is no JSON value", field=_path_of(data), source=source)
     return data
+
+
+class _Constant(str):
+    """A NaN or Infinity where `loads` met it: found again to name its JSON path."""
+
+
+def _path_of(data: Any) -> str:
+    """The JSON path of the first `_Constant` in `data` (`nodes[2].epoch`)."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Constant):
+            return path or "(top level)"
+        if isinstance(value, dict):
+            stack += [(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    return "(top level)"
 
 
 def depth_exceeds(data: Any, limit: int) -> bool:
@@ -129,18 +164,68 @@ def depth_exceeds(data: Any, limit: int) -> bool:
     return False
 
 
+def walk(root: str | Path, *, what: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """os.walk(`root`) (prune the yielded folder list in place), refused past
+    `caps.WALK_MAX_ENTRIES` files and folders seen: a walk of `/` or of a home directory is an
+    InputError within about a second, not minutes of reading."""
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        seen += len(dirnames) + len(filenames)
+        if seen > caps.WALK_MAX_ENTRIES:
+            raise InputError(f"{what}: more than {caps.WALK_MAX_ENTRIES} files and folders; "
+                             "is it the repository? (pass the repository's own folder)",
+                             source=str(root), cap=f"WALK_MAX_ENTRIES {caps.WALK_MAX_ENTRIES}")
+        yield dirpath, dirnames, filenames
+
+
 def write_atomic(path: Path, text: str) -> None:
     """temp file in the same directory + fsync + rename + fsync of the directory."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    tmp.replace(path)
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:  # os.write may write less than asked (a signal, a nearly full disk)
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:  # a full disk, an interrupt: the old file stays, no temp is left
+        tmp.unlink(missing_ok=True)
+        raise
     dfd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def sweep_temps(*folders: Path) -> list[str]:
+    """Delete the temp files of writes a killed plan07 left in `folders` (`write_atomic`'s
+    `.<name>.<pid>.tmp` whose writer is gone; a live writer's is never touched, so no lock is
+    needed). Returns their names. One directory listing each."""
+    out = []
+    for folder in folders:
+        try:
+            names = [e.name for e in os.scandir(folder) if e.name.endswith(".tmp")]
+        except OSError:
+            continue
+        for name in names:
+            pid = name.rsplit(".", 2)[-2] if name.startswith(".") and name.count(".") >= 3 \
+                else ""
+            if pid.isdigit() and not _running(int(pid)):
+                with contextlib.suppress(OSError):
+                    (Path(folder) / name).unlink()
+                    out.append(name)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: running
+        return True
+    return True

@@ -107,7 +107,47 @@ def snapshot_commit(repo: Path, plan_id: str, cp_id: str, *, keep: Sequence[Path
         assert tree is not None
     parents = ["-p", "HEAD"] if has_head(repo) else []
     msg = f"plan07 {plan_id} checkpoint {cp_id}"
-    return git(repo, "commit-tree", tree, *parents, "-m", msg).strip()
+    commit = git(repo, "commit-tree", tree, *parents, "-m", msg).strip()
+    if cp_id == "CP0":  # a new plan: its state folder, when inside the repo, leaves git status
+        exclude_from_git(repo, keep)
+    return commit
+
+
+EXCLUDE_NOTE = "# plan07's state folder (kept out of `git status` and `git add` by plan07)"
+
+
+def exclude_from_git(repo: Path, paths: Sequence[Path]) -> None:
+    """Each of `paths` inside the repo's work tree is listed in its .git/info/exclude (the
+    repository's own, never committed ignore file), once: `git status` does not show plan07's
+    state folder as untracked, nor does `git add -A` take it. Nothing else is changed."""
+    top, exclude = git(repo, "rev-parse", "--show-toplevel", "--git-path",
+                       "info/exclude").splitlines()[:2]
+    root = Path(top).resolve()
+    path = Path(exclude) if Path(exclude).is_absolute() else Path(repo) / exclude
+    wanted = []
+    for p in paths:
+        full = Path(p).resolve()
+        if full != root and full.is_relative_to(root):
+            wanted.append("/" + _escape(full.relative_to(root).as_posix()) + "/")
+    if not wanted:
+        return
+    try:
+        lines = path.read_text("utf-8").splitlines() if path.is_file() else []
+    except (OSError, UnicodeDecodeError):
+        return  # an exclude file plan07 cannot read is not plan07's to rewrite
+    new = [w for w in wanted if w not in lines]
+    if not new:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = "" if not lines or path.read_bytes().endswith(b"\n") else "\n"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(head + "\n".join([EXCLUDE_NOTE, *new]) + "\n")
+
+
+def _escape(rel: str) -> str:
+    """A path as a literal gitignore pattern (`*?[\\` escaped, a trailing space kept)."""
+    out = re.sub(r"([*?\[\\])", r"\\\1", rel)
+    return out[:-1] + "\\ " if out.endswith(" ") else out
 
 
 def restore(repo: Path, ref: str, *, keep: Sequence[Path] = (),
@@ -131,7 +171,14 @@ def restore(repo: Path, ref: str, *, keep: Sequence[Path] = (),
     except PlanStateError:
         raise PlanStateError(f"checkpoint ref {ref} not found in {repo}; "
                              "`git for-each-ref refs/plan07` lists what exists") from None
-    ref = source
+    return put_back(repo, source, keep=keep)
+
+
+def put_back(repo: Path, treeish: str, *, keep: Sequence[Path] = ()) -> list[str]:
+    """The work tree made what `treeish` (a snapshot commit, or a tree plan07 fingerprinted)
+    holds: its files written back, files added since removed (`.git`, ignored files and `keep`
+    untouched). Returns the removed paths. Save first with `preserve`."""
+    ref = treeish
     with temp_index() as now_index, temp_index() as then_index:
         stage_worktree(repo, now_index, keep)
         current = blobs(repo, now_index)

@@ -6,6 +6,7 @@ plan07.store.checkpoint names the refs and builds snapshots and restores from th
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -13,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from plan07.errors import PlanStateError
+from plan07.errors import InputError, PlanStateError
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "plan07", "GIT_AUTHOR_EMAIL": "plan07@localhost",
@@ -58,15 +59,11 @@ def repo_prefix(repo: Path) -> str:
     return git(repo, "rev-parse", "--show-prefix").strip()
 
 
-def pathspec(repo: Path, keep: Sequence[Path]) -> list[str]:
-    """`.` (the repo dir) minus every `keep` path inside it."""
+def kept(repo: Path, keep: Sequence[Path]) -> list[str]:
+    """The `keep` paths inside the repo dir, repo-relative."""
     root = repo.resolve()
-    spec = ["."]
-    for k in keep:
-        kp = Path(k).resolve()
-        if kp.is_relative_to(root) and kp != root:
-            spec.append(f":(exclude){kp.relative_to(root).as_posix()}")
-    return spec
+    return [Path(k).resolve().relative_to(root).as_posix() for k in keep
+            if Path(k).resolve().is_relative_to(root) and Path(k).resolve() != root]
 
 
 @contextmanager
@@ -76,18 +73,111 @@ def temp_index() -> Iterator[str]:
 
 
 def stage_worktree(repo: Path, index: str, keep: Sequence[Path]) -> None:
-    """Fill the temporary index with the work tree as `git add -A` sees it (ignored files out).
-    It starts as a copy of the user's index (read only: its stat data spares re-hashing
-    unchanged files, and a tracked-but-ignored file stays in), else from HEAD."""
+    """Fill the temporary index with the work tree as `git add -A` sees it (ignored files out),
+    less the untracked files that are never the user's work (`junk`: virtualenvs, caches,
+    node_modules, build output), ignored or not. It starts as a copy of the user's index (read
+    only: its stat data spares re-hashing unchanged files, and a tracked-but-ignored file stays
+    in), else from HEAD."""
     seed_index(repo, index)
-    spec = pathspec(repo, keep)
-    listed = git(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", "--", *spec,
-                 index=index).split("\0")
-    raw = raw_paths(repo, [p for p in listed if p and not (repo / p).is_symlink()])
-    spec += [f":(exclude,literal){p}" for p in raw]
+    own = set(kept(repo, keep))
+    tracked: list[str] = []
+    untracked: list[str] = []
+    listed_own: set[str] = set()
+    for rec in git(repo, "ls-files", "-z", "-t", "-c", "-o", "--exclude-standard",
+                   index=index).split("\0"):
+        if not rec:
+            continue
+        path = rec[2:]
+        if _under(path, own):
+            listed_own.update(k for k in own if _under(path, {k}))
+        else:
+            (untracked if rec.startswith("? ") else tracked).append(path)
+    # a `keep` path is excluded only when git lists something under it: an exclude pathspec
+    # naming an ignored folder makes `git add` fail (a repo that ignores build/, where the
+    # default state folder lies)
+    spec = [".", *(f":(exclude){k}" for k in sorted(listed_own))]
+    skipped = junk(repo, untracked, tracked)
+    listed = tracked + [p for p in untracked if not _under(p, skipped)]
+    files, big = _sized(repo, listed)
+    raw = [p for p in raw_paths(repo, files) if p not in big]
+    spec += [f":(exclude,literal){p}" for p in sorted(skipped) + raw + sorted(big)]
     git(repo, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index,
         stdin="\0".join(spec).encode("utf-8", "surrogateescape"))
     add_raw(repo, index, raw)
+
+
+def _sized(repo: Path, listed: Sequence[str]) -> tuple[list[str], set[str]]:
+    """Of `listed`, the paths that are not symlinks, and those over
+    caps.FINGERPRINT_FILE_MAX_BYTES: never hashed into the object store (a snapshot holds them
+    as the user's index does; an untracked one is left out, as an ignored file is). Refused past
+    caps.SNAPSHOT_MAX_FILES paths (docs/safety.md)."""
+    import stat
+
+    from plan07 import caps
+
+    if len(listed) > caps.SNAPSHOT_MAX_FILES:
+        raise InputError(f"the repository's work tree has {len(listed)} files to snapshot",
+                         source=str(repo), cap=f"SNAPSHOT_MAX_FILES {caps.SNAPSHOT_MAX_FILES}")
+    files, big, prefix = [], set(), str(repo).rstrip("/") + "/"
+    for p in listed:
+        try:
+            st = os.lstat(prefix + p)
+        except OSError:
+            files.append(p)  # gone: git add records the removal
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            continue
+        files.append(p)
+        if st.st_size > caps.FINGERPRINT_FILE_MAX_BYTES:
+            big.add(p)
+    return files, big
+
+
+# Never the user's work, so never in a snapshot when untracked, whether the repo ignores them or
+# not (a repo that does not ignore its .venv would put all of it into git objects at every
+# checkpoint): these folders anywhere, `TOP_JUNK` at the top of the repository (a package named
+# `build` deeper down is code), `*.egg-info`, compiled Python, and any folder holding a virtual
+# environment (pyvenv.cfg) whatever its name. A tracked file is never skipped.
+JUNK_DIRS = frozenset({".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache",
+                       ".ruff_cache", ".hypothesis", ".tox", ".nox", ".eggs", "node_modules",
+                       ".ipynb_checkpoints"})
+TOP_JUNK = frozenset({"build", "dist"})
+JUNK_FILES = (".pyc", ".pyo")
+
+
+def junk(repo: Path, untracked: Sequence[str], tracked: Sequence[str]) -> set[str]:
+    """Of the `untracked` paths (repo-relative), the junk as the fewest paths to skip: a junk
+    folder holding no tracked file stands for everything under it."""
+    with_tracked = {"/".join(p.split("/")[:i]) for p in tracked
+                    for i in range(1, p.count("/") + 1)}
+    venv: dict[str, bool] = {}
+
+    def is_venv(folder: str) -> bool:
+        if folder not in venv:
+            venv[folder] = (repo / folder / "pyvenv.cfg").is_file()
+        return venv[folder]
+
+    out: set[str] = set()
+    for path in untracked:
+        parts = path.split("/")
+        hit = None
+        for i, name in enumerate(parts[:-1]):
+            folder = "/".join(parts[: i + 1])
+            if name in JUNK_DIRS or name.endswith(".egg-info") or (i == 0 and name in TOP_JUNK) \
+                    or is_venv(folder):
+                hit = folder if folder not in with_tracked else path
+                break
+        if hit is None and path.endswith(JUNK_FILES):
+            hit = path
+        if hit is not None:
+            out.add(hit)
+    return {p for p in out if not _under(p, out, proper=True)}
+
+
+def _under(path: str, folders: set[str], *, proper: bool = False) -> bool:
+    """`path` is one of `folders` (unless `proper`) or lies under one."""
+    parts = path.split("/")
+    return any("/".join(parts[:i]) in folders for i in range(1, len(parts) + (not proper)))
 
 
 def raw_paths(repo: Path, paths: Sequence[str], *, index: str | None = None) -> list[str]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plan07 import caps
 from plan07.errors import InputError, PlanStateError
 from plan07.model import Checkpoint, PlanArtifact
 from plan07.store.checkpoint import (
@@ -126,7 +127,10 @@ def reached(state_dir: Path, plan_id: str, *, upto: int | None = None) -> list[R
                                PlanArtifact.model_validate(data["plan"]),
                                commit if isinstance(commit, str) else None))
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
-            raise InputError(f"corrupt checkpoint record: {exc}; delete it to fall back to an "
+            errors = getattr(exc, "errors", None)  # pydantic's: the first, with its JSON path
+            why = str(exc) if not callable(errors) else (
+                f"{'.'.join(map(str, errors()[0]['loc']))}: {errors()[0]['msg']}")
+            raise InputError(f"corrupt checkpoint record: {why}; delete it to fall back to an "
                              "earlier checkpoint", source=str(f)) from None
     return out
 
@@ -184,6 +188,10 @@ def record(state_dir: Path, art: PlanArtifact, cp: Checkpoint, *,
     d.mkdir(parents=True, exist_ok=True)
     plan = art.model_dump(mode="json", by_alias=True)
     plan["checkpoint_seq"] = seq
+    # the logs as plan.json keeps them inline (§3.7 caps; a return keeps the current logs, so
+    # a record needs none older): a record past the caps would not load again
+    plan["audit"] = plan["audit"][-caps.MAX_AUDIT_ROWS:]
+    plan["revision_history"] = plan["revision_history"][-caps.MAX_REVISIONS:]
     for c in plan["checkpoints"]:
         if c["id"] == cp.id:
             c["git_ref"] = ref
@@ -258,10 +266,14 @@ def discard_pending(state_dir: Path, art: PlanArtifact,
 
 
 def recover(state_dir: Path, art: PlanArtifact) -> list[str]:
-    """Repair what a killed plan07 left, under plan.lock: this plan's half-done checkpoint
-    steps, the records of other plan ids (a replaced plan, or a new one killed before its
-    plan.json), legacy `checkpoints/CP*.json` files of other plans, and temp files. Cheap when
-    there is nothing to do (directory listings only). Returns what was dropped."""
+    """Repair what a killed plan07 left, under plan.lock: a check still running whose plan07
+    and supervisor are gone (plan07.store.running), this plan's half-done checkpoint steps,
+    the records of other plan ids (a replaced plan, or a new one killed before its plan.json),
+    legacy `checkpoints/CP*.json` files of other plans, and temp files. Cheap when there is
+    nothing to do (directory listings only). Returns what was dropped."""
+    from plan07.store import running
+
+    running.sweep()
     out = discard_pending(state_dir, art)
     root = state_dir / CHECKPOINT_DIR
     repo = Path(art.repo) if art.repo else None

@@ -87,7 +87,16 @@ def read_json(path: str | Path, *, what: str) -> Any:
     from plan07.store.boundedio import loads, read_text
 
     try:
-        text = sys.stdin.read() if str(path) == "-" else read_text(path, what=what)
+        if str(path) == "-":  # stdin: read to one byte past the cap, no further
+            cap_name, cap = caps.input_cap(what)
+            buffer = getattr(sys.stdin, "buffer", None)  # a text stream (a test's) has none
+            data = buffer.read(cap + 1) if buffer is not None else sys.stdin.read(cap + 1)
+            if len(data) > cap:
+                raise InputError(f"{what} on stdin is over {cap} bytes", source="-",
+                                 cap=f"{cap_name} {cap}")
+            text = data if isinstance(data, str) else data.decode("utf-8")
+        else:
+            text = read_text(path, what=what)
     except UnicodeDecodeError as exc:
         raise InputError(f"cannot read {what}: {exc}", source=str(path)) from None
     return loads(text, source=str(path))
@@ -101,14 +110,30 @@ def load(name: str, path: str | Path) -> Any:
 
 def parse(name: str, data: Any, *, source: str | None = None) -> Any:
     """Validate an in-memory JSON value against the shipped schema, then build the model."""
-    from pydantic import ValidationError
-
     from plan07.store.boundedio import depth_exceeds, too_deep
 
     if depth_exceeds(data, caps.JSON_MAX_DEPTH):
         raise too_deep(source, name)
     try:
         validate(name, data, source=source)
+    except RecursionError:
+        raise too_deep(source, name) from None
+    return parse_model(name, data, source=source)
+
+
+def parse_model(name: str, data: Any, *, source: str | None = None,
+                text: str | None = None) -> Any:
+    """Build the model of artifact `name` from a JSON value with the model's own checks only
+    (what `parse` runs after the shipped schema), or from its JSON `text` in strict mode (no
+    string taken for a number: as strict as the schema): a failure is one InputError naming the
+    JSON path (`nodes[2].state`), never pydantic's multi-line text."""
+    from pydantic import ValidationError
+
+    from plan07.store.boundedio import too_deep
+
+    try:
+        if text is not None:
+            return model_for(name).model_validate_json(text, strict=True)
         return model_for(name).model_validate(data)
     except RecursionError:
         raise too_deep(source, name) from None

@@ -13,6 +13,7 @@ moves to `evidence.json` (noted in `evidence_file`); a plan that still exceeds 3
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -79,17 +80,22 @@ def load(d: Path) -> PlanArtifact:
 
     Bytes that are exactly what `save` last wrote (their digest is in plan.json.sha256) were
     validated by the model on the way out; they skip the JSON Schema pass (and its ~0.1 s import,
-    for a fast `plan07 next`) but are still validated by the model. Anything else, a hand edit
-    included, goes through the shipped schema first."""
-    from plan07.store.boundedio import loads, read_bytes, too_deep
+    for a fast `plan07 next`) but are still validated by the model in strict mode, as strictly
+    as the schema: a stamp that matches a hand-made file proves nothing. Anything else, a hand
+    edit included, goes through the shipped schema first. Either way what neither can say
+    (plan07.store.plancheck) is checked, and anything out of shape is one InputError naming the
+    file and the JSON path."""
+    from plan07.store.boundedio import loads, read_bytes, sweep_temps, too_deep
 
+    # what a killed write left: every verb reads the plan first (checkpoint records too)
+    sweep_temps(d, *_record_dirs(d))
     path = d / PLAN_FILE
     if not path.exists() and not path.is_symlink():
         raise InputError(
             "no plan here; run `plan07 plan REQUEST --repo DIR` first (or pass --state DIR)",
             source=str(path),
         )
-    raw = read_bytes(path, what="plan", max_bytes=caps.INPUT_MAX_BYTES)
+    raw = read_bytes(path, what="plan")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -101,16 +107,28 @@ def load(d: Path) -> PlanArtifact:
             raise
         raise InputError(
             f"corrupt plan: {exc.problem}; restore it or re-run `plan07 plan`", source=str(path),
+            field=exc.field,
         ) from None
-    try:
-        if _stamp_matches(d, raw):
-            return PlanArtifact.model_validate(data)
-        from plan07.store.schema import parse
+    from plan07.store.schema import parse, parse_model
 
-        artifact: PlanArtifact = parse("plan", data, source=str(path))
+    try:
+        if _stamp_matches(d, raw):  # the model's own checks only (no jsonschema import)
+            artifact: PlanArtifact = parse_model("plan", data, source=str(path), text=text)
+        else:
+            artifact = parse("plan", data, source=str(path))
     except RecursionError:
         raise too_deep(str(path), "plan") from None
+    from plan07.store.plancheck import check_plan
+
+    check_plan(artifact, source=str(path))
     return artifact
+
+
+def _record_dirs(d: Path) -> list[Path]:
+    try:
+        return [e for e in (d / "checkpoints").iterdir() if e.is_dir()]
+    except OSError:
+        return []
 
 
 def _stamp_matches(d: Path, raw: bytes) -> bool:
@@ -217,8 +235,9 @@ def write(d: Path, artifact: PlanArtifact, prepared: Prepared) -> int:
         path = d / prepared.out.evidence_file
         if not path.is_file():  # content-addressed: a file of this name already holds it
             write_atomic(path, prepared.evidence_text)
-    write_atomic(d / PLAN_FILE, text)
-    write_atomic(d / STAMP_FILE, hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
+    write_atomic(d / PLAN_FILE, text)  # the commit point: after it, nothing may fail the call
+    with contextlib.suppress(OSError):  # an old stamp matches no new plan: the schema pass runs
+        write_atomic(d / STAMP_FILE, hashlib.sha256(text.encode("utf-8")).hexdigest() + "\n")
     for name in ("audit", "revision_history", "audit_overflow", "revisions_overflow",
                  "evidence", "evidence_file"):
         setattr(artifact, name, getattr(out, name))
@@ -314,7 +333,8 @@ def write_view(d: Path, text: str) -> None:
     from plan07.sandbox import redact
 
     key = hashlib.sha256((d / PLAN_FILE).read_bytes()).hexdigest()
-    write_atomic(d / VIEW_FILE, json.dumps({"plan_sha256": key, "text": redact(text)}))
+    with contextlib.suppress(OSError):  # after the commit: without it `next` takes the full CLI
+        write_atomic(d / VIEW_FILE, json.dumps({"plan_sha256": key, "text": redact(text)}))
 
 
 def full_audit(d: Path, artifact: PlanArtifact) -> list[AuditRow]:
