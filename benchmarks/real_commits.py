@@ -351,14 +351,15 @@ def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str, t
                            "--state", str(state), "--python", python, "--quiet"],
                           capture_output=True, text=True, env=run_env)
     if made.returncode != 0:  # a refused plan is a result of its own, not a crash of the run
-        return {"steps": [], "mid_steps": [], "reoffers": 0, "can_terminate": None,
+        return {"steps": [], "mid_steps": [], "other": [], "reoffers": 0, "can_terminate": None,
                 "nodes": [], "error": made.stderr.strip()[-400:]}
     seen: dict[str, int] = {}
     failed_before: set[str] = set()
     reoffers = 0
     limit = 4 * len(changes) + 8  # a bound on the loop, far above any plan's need
     mid: list[dict[str, Any]] = []
-    while len(rp.steps) + len(mid) < limit:
+    other: list[dict[str, Any]] = []  # hand-outs of nodes the commit has no edit for
+    while len(rp.steps) + len(mid) + len(other) < limit:
         r = subprocess.run([*PLAN07, "next", "--json", "--state", str(state)],
                            capture_output=True, text=True, env=run_env)
         view = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
@@ -384,14 +385,17 @@ def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str, t
             mid.append({"hand_out": nid, "files": files, "valid": not worse,
                         "merged_into": verdict["merged_into"], **info})
             continue
-        rp.judge(nid, files, passed=bool(verdict.get("passed")), **info)
+        if files:
+            rp.judge(nid, files, passed=bool(verdict.get("passed")), **info)
+        else:  # a test the plan adds, its regression run: the tree is as the last step left it
+            other.append({"hand_out": nid, "passed": bool(verdict.get("passed")), **info})
         if not verdict.get("passed"):
             failed_before.add(nid)
         if done.returncode not in (0, 1):
             break
     final = json.loads(subprocess.run([*PLAN07, "status", "--json", "--state", str(state)],
                                       capture_output=True, text=True, env=run_env).stdout or "{}")
-    return {"steps": rp.steps, "mid_steps": mid, "reoffers": reoffers,
+    return {"steps": rp.steps, "mid_steps": mid, "other": other, "reoffers": reoffers,
             "can_terminate": final.get("can_terminate"),
             "nodes": [(n["id"], n["state"]) for n in final.get("nodes", [])]}
 
@@ -524,11 +528,11 @@ def _steps(r: dict[str, Any], k: str) -> list[dict[str, Any]]:
 def report(results: list[dict[str, Any]], out: Path, argv: list[str],
            runs: tuple[int, int] = (3, 3)) -> str:
     rows = ["| commit | files | plan07 terse: valid steps | steps / files | mid-step states "
-            "valid | re-offers | labelled: valid steps | definition-first | alphabetical | "
-            "observe / check s | consumer files found |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "valid | re-offers | outside the commit | labelled: valid steps | definition-first | "
+            "alphabetical | observe / check s | consumer files found |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     tot = {k: [0, 0] for k in ORDERS}
-    files = mids = mids_ok = reoffers = 0
+    files = mids = mids_ok = reoffers = outside = 0
     obs_s = check_s = 0.0
     rec = [0, 0]
     below = []
@@ -542,6 +546,7 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str],
         p = r["plan07"]
         mid_v, mid_n = score(p["mid_steps"])
         mids, mids_ok, reoffers = mids + mid_n, mids_ok + mid_v, reoffers + p["reoffers"]
+        outside += len(p.get("other", []))
         o = sum(s.get("observe_s", 0.0) for s in [*p["steps"], *p["mid_steps"]])
         c = sum(s.get("check_s", 0.0) for s in p["steps"])
         obs_s, check_s = obs_s + o, check_s + c
@@ -555,12 +560,12 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str],
             below.append(r["name"])
         rows.append(f"| {r['name']} `{r['commit'][:10]}` | {len(r['files'])} | "
                     f"{cells['plan07']} | {n7}/{len(r['files'])} | {mid_v}/{mid_n} | "
-                    f"{p['reoffers']} | {cells['plan07_labelled']} | "
+                    f"{p['reoffers']} | {len(p.get('other', []))} | {cells['plan07_labelled']} | "
                     f"{cells['definition_first']} | {cells['alphabetical']} | "
                     f"{o:.2f} / {c:.1f} | {len(rc['found_files'])}/{len(rc['consumer_files'])} |")
     steps = tot["plan07"][1]
     rows.append(f"| **all** | {files} | **{pct(*tot['plan07'])}** | {steps}/{files} | "
-                f"{pct(mids_ok, mids)} | {reoffers} | {pct(*tot['plan07_labelled'])} | "
+                f"{pct(mids_ok, mids)} | {reoffers} | {outside} | {pct(*tot['plan07_labelled'])} | "
                 f"{pct(*tot['definition_first'])} | {pct(*tot['alphabetical'])} | "
                 f"{obs_s:.2f} / {check_s:.1f} | {pct(rec[1], rec[0])} |")
     projects = sorted({r["repo"] for r in results})
@@ -581,7 +586,11 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str],
         "tests are pending), so it joined pending work as one step and nothing was checked; "
         "the step goes on. Those states are shown apart (the suite's verdict on them in their "
         "column), as a half-typed change would be. A *re-offer* is a node handed out again after "
-        "a check of it failed.",
+        "a check of it failed. A hand-out *outside the commit* is a node the commit has no edit "
+        "for (a test the plan's lint adds to cover a criterion, the closing regression run): "
+        "the replay lands nothing for it, so the tree stays as the last step left it and it is "
+        "no step; it is completed as handed out (a test the commit never wrote fails its "
+        "check).",
         "",
         f"Flaky tests, the same rule for every order: the parent's baseline is every test that "
         f"failed in any of {runs[0]} suite runs there, and a test newly failing after a step "
