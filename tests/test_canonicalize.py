@@ -73,6 +73,9 @@ def test_reproduction_commands_and_code_are_not_criteria() -> None:
          ["a `--verbose` flag is added to the CLI"]),
         ("`Client.get` raises KeyError when the header is missing",
          ["`Client.get` does not raise KeyError when the header is missing"]),
+        ("`Config.load` raises `KeyError` when the file is empty",  # raise, never "rais"
+         ["`Config.load` does not raise `KeyError` when the file is empty"]),
+        ("using --fix crashes the parser", ["using --fix does not crash the parser"]),
         ("Allow users to set the page size.", ["users can set the page size"]),
         ("Make `report` infer the format from the extension.",
          ["`report` infers the format from the extension"]),

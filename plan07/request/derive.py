@@ -236,7 +236,7 @@ def _first(table: list[tuple[re.Pattern[str], str]], s: str) -> str | None:
                     parts[k] = parts[k][:1].lower() + parts[k][1:]
             parts.setdefault("be", _be(parts.get("s", "")))
             verb = parts.get("v", "")
-            parts["v_base"] = re.sub(r"(?:(?<=[sxz])|(?<=ch)|(?<=sh))es$|s$", "", verb)
+            parts["v_base"] = re.sub(r"(?:(?<=ss)|(?<=[xz])|(?<=ch)|(?<=sh))es$|s$", "", verb)
             return template.format(**parts)
     return None
 
