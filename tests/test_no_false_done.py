@@ -163,3 +163,28 @@ def test_a_timeout_is_sized_from_the_cp0_run() -> None:
     assert sized_timeout(gate) == 420.0  # 3 x 100 + 120
     assert sized_timeout(gate, scope=20, covered=5) == 1320.0  # four times the tests
     assert sized_timeout(None) == 120.0
+
+
+def test_a_build_check_past_its_time_is_not_judged(tmp_path: Path) -> None:
+    """The compile step before every check runs with the check's timeout: run out, it is the
+    environment's time, not the node's failure (nothing recorded, the node still pending)."""
+    repo = make_repo(tmp_path)
+    marker = tmp_path / "slow"
+    python = tmp_path / "python"  # the repo's interpreter, slow once the marker exists
+    python.write_text(f"#!/bin/sh\n[ -f {marker} ] && sleep 20\nexec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    replay = tmp_path / "reply.json"
+    replay.write_text(json.dumps({"obligations": [
+        ob("O1", ADD, "modify", [], "compile"),
+        ob("O2", "pkg", "validate", ["O1"], "regression")]}))
+    p = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}", python=str(python),
+                       state_dir=tmp_path / "state", lint=False)
+    assert p.next() is not None
+    (repo / "pkg" / "calc.py").write_text(
+        "class Calc:\n    def add(self, a, b):\n        return float(a + b)\n")
+    marker.touch()
+    v = p.complete("O1", timeout=2)
+    assert not v.passed
+    assert v.inconclusive is not None
+    assert "timed out" in v.inconclusive
+    assert next(n for n in p.artifact.nodes if n.id == "O1").state == "pending"  # not failed

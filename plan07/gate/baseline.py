@@ -24,7 +24,7 @@ from typing import Literal
 
 from plan07.gate.interpreter import Interpreter
 from plan07.gate.outcomes import Outcome
-from plan07.gate.runner import TestRun, environment_problem
+from plan07.gate.runner import TIMED_OUT, TestRun, environment_problem
 
 Mode = Literal["green", "suite", "red"]
 FAILING = ("failed", "error")
@@ -112,7 +112,7 @@ def timed_out_text(output: str) -> str:
     """The one line a check that ran out of time gets (the runner's last line says after how
     long): not judged, and how to give it more time."""
     last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
-    when = last if last.startswith("check timed out") else "the check timed out"
+    when = last if last.startswith(TIMED_OUT) else "the check timed out"
     return (f"{when}, before the tests could judge the change: give it more time "
             "(`plan07 complete ID --timeout SECONDS`)")
 

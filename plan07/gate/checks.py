@@ -32,7 +32,13 @@ from pathlib import Path
 from plan07.errors import InputError
 from plan07.gate.baseline import Baseline, Judgement, Mode, judge, resolve
 from plan07.gate.interpreter import Interpreter, run_env
-from plan07.gate.runner import compile_files, environment_problem, run_argv, run_tests
+from plan07.gate.runner import (
+    compile_files,
+    environment_problem,
+    run_argv,
+    run_tests,
+    timed_out,
+)
 from plan07.gate.testcommand import TestCommand
 from plan07.model import Obligation, PlanNode, Verdict
 from plan07.vocab import CheckKind, classify
@@ -200,6 +206,10 @@ def check_node(node: PlanNode, ctx: GateContext, *, timeout: float = 120.0) -> V
     env = bytecode_env(ctx, ctx.env)
     files = list(ctx.changed_py) if ctx.changed_py is not None else python_files(ctx.repo)
     ok, out = compile_files(ctx.interp, ctx.repo, files, timeout=timeout, env=env)
+    if not ok and timed_out(out):  # the environment's time, not the node
+        from plan07.gate.baseline import timed_out_text
+
+        return verdict(False, planned.kind, out, 0, env=timed_out_text(out))
     if not ok:
         return verdict(False, planned.kind, f"repo-wide build check failed:\n{out}", 0)
     if planned.kind == "compile" and planned.mode is None:

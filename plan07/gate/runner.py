@@ -59,8 +59,16 @@ def run_argv(argv: list[str], cwd: Path, timeout: float,
             return 127, redact(str(exc))
     text = out.text()
     if rc is None:
-        return None, redact(f"{text}\ncheck timed out after {timeout:g}s")
+        return None, redact(f"{text}\n{TIMED_OUT} after {timeout:g}s")
     return rc, redact(text)
+
+
+TIMED_OUT = "check timed out"  # the last line of a run's output that ran out of time
+
+
+def timed_out(output: str) -> bool:
+    """The run whose output this is ran out of time (its last line says so)."""
+    return output.rstrip().rsplit("\n", 1)[-1].startswith(TIMED_OUT)
 
 
 _PIPE_BYTES = 1 << 20  # the check's output pipe, where Linux allows it (its default maximum)
