@@ -19,6 +19,10 @@ four ways in one run:
 - definition-first: the files that change a signature first, then the rest, alphabetically;
 - alphabetical: the changed files in path order.
 
+The options of the project's test command (not its paths) reach plan07 as PYTEST_ADDOPTS, as a
+user who runs the suite that way has them set (werkzeug's `-m "not dev_server"`: its dev-server
+tests hang in this sandbox).
+
 plan07 is driven by `plan07 next --json` / `plan07 complete --json` as a harness would: each
 hand-out lands the commit's version of the files of the node handed out (all members of a
 merged step). A `complete` that plan07 answers with `merged_into` (the observed edit cannot be
@@ -42,6 +46,7 @@ import argparse
 import ast
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -462,6 +467,26 @@ def recon(wt: Path, changes: list[FileChange], ev: Path) -> None:
                        capture_output=True, text=True)
 
 
+_VALUED = {"-m", "-p", "-k", "-o", "-W", "-c", "--deselect", "--ignore", "--ignore-glob",
+           "--rootdir", "--confcutdir", "--timeout"}
+
+
+def pytest_addopts(argv: list[str]) -> str:
+    """The options of a pytest command (`{python} -m pytest OPTS PATHS`) without its paths, as
+    PYTEST_ADDOPTS holds them: how the project's tests are run, wherever plan07 runs them."""
+    args = list(argv)
+    if "pytest" in args:
+        args = args[args.index("pytest") + 1:]
+    out: list[str] = []
+    take = False
+    for a in args:
+        if take or a.startswith("-"):
+            out.append(a)
+            take = not take and a in _VALUED
+        # a bare path: the tests to run, not how to run them
+    return shlex.join(out)
+
+
 def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
                   timeout: float, runs: tuple[int, int] = (3, 3)) -> dict[str, Any]:
     import copy
@@ -485,6 +510,9 @@ def replay_commit(spec: dict[str, Any], checkout: Path, python: str,
             defining = [c.path for c in changes if c.changes]  # signatures, read off the commit
             recon(wt, changes, tmp / "evidence.json")
             t0 = time.perf_counter()
+            # what the user's own test command says about how tests run reaches plan07's checks
+            # as the user would pass it: PYTEST_ADDOPTS (werkzeug's `-m "not dev_server"`)
+            env = {**env, "PYTEST_ADDOPTS": pytest_addopts(spec["test"])}
             terse = run_plan07(rp, changes, subject, body, tmp, python, env, labelled=False)
             plan_s = time.perf_counter() - t0
             told = copy.deepcopy(changes)
