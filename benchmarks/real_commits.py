@@ -382,6 +382,7 @@ def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str, t
                               capture_output=True, text=True, env=run_env)
         verdict = json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}
         info = {"exit": done.returncode, "order": len(rp.steps) + len(mid),
+                **({"error": done.stderr.strip()[-400:]} if done.returncode not in (0, 1) else {}),
                 "observed": verdict.get("observed", [])[:4],
                 "observe_s": verdict.get("observe_s", 0.0),
                 "check_s": verdict.get("duration_s", 0.0)}

@@ -215,3 +215,40 @@ def test_a_merged_step_that_grows_at_its_complete_is_not_checked_half_done(
                                                        "total(self.items, 0.0)"))
     assert planner.complete("O1_atomic").passed
     assert planner.next() is None
+
+
+def test_a_merged_step_whose_change_binds_once_its_caller_landed_stays_one_step(
+        tmp_path: Path) -> None:
+    """Read again at the merged step's complete, the breaking change binds (its caller landed
+    with it: compatible now). The step is checked as the one it was handed out as; it is not
+    split back into its members (packaging f4463e2e: plan.json had been left naming a hand-out
+    that no longer existed, and every later command refused it)."""
+    repo = tmp_path / "repo"
+    files = {"pkg/__init__.py": "", "pkg/tok.py": "def enclosing(a):\n    return a\n",
+             "pkg/parse.py": "from pkg.tok import enclosing\n\n\ndef parse(x):\n"
+                             "    return enclosing(x)\n",
+             "tests/test_parse.py": "from pkg.parse import parse\n\n\ndef test_parse():\n"
+                                    "    assert parse('a')\n"}
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-q", "-m",
+                  "init"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": [ob("O1", "pkg.parse.parse"),
+                                                  ob("O2", "pkg.tok.enclosing")]}))
+    planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
+                             state_dir=tmp_path / "state", lint=False)
+    assert planner.next().node_id == "O2"  # type: ignore[union-attr]
+    (repo / "pkg" / "tok.py").write_text("def enclosing(a, around):\n    return around + a\n")
+    assert planner.complete("O2").merged_into == "O1_atomic"
+    assert planner.next().node_id == "O1_atomic"  # type: ignore[union-attr]
+    (repo / "pkg" / "parse.py").write_text(files["pkg/parse.py"].replace(
+        "enclosing(x)", "enclosing(x, '(')"))
+    verdict = planner.complete("O1_atomic")
+    assert verdict.passed, verdict.output_tail
+    assert verdict.merged_into is None
+    done = {n.id: n.state for n in Planner.at(tmp_path / "state").artifact.nodes}
+    assert done["O1_atomic"] == "complete"

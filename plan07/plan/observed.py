@@ -177,12 +177,17 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
     done = {m for n in art.nodes if n.state == "complete" for m in {n.id, *n.members}}
     fresh = [v for v in walked.violations if set(v.nodes) & set(owners)
              and not (v.kind in ATOMIC_KINDS and set(v.nodes) & done)]
+    # a step merged to land as one stays one until its check: read again at its complete, a
+    # breaking change whose consumers landed with it binds (compatible now), which must not
+    # split the step the edit was made for (its members checked apart, the hand-out gone)
+    mine = set(node.members or [node_id])
+    held = [v for v in art.violations if len(mine) > 1 and v.kind in ATOMIC_KINDS
+            and set(v.nodes) <= mine and v not in fresh]
     try:
-        artifact.splice(art, obligations, evidence=evidence, violations=kept + fresh,
+        artifact.splice(art, obligations, evidence=evidence, violations=kept + fresh + held,
                         edges=splice_edges(art.edges, walked.edges, owners))
     except (InputError, PlanStateError):  # the scheduler refused the merge: the check decides
         return Adapted(tuple(changes), tuple(added))
-    mine = set(node.members or [node_id])
     now = next((n for n in art.nodes if mine <= set(n.members or [n.id])), None)
     # a step that grew keeps its id when it was already atomic: its new members are still a
     # merge, and the edit in hand is not yet the whole step (never checked, never completed)
