@@ -252,3 +252,21 @@ def test_a_merged_step_whose_change_binds_once_its_caller_landed_stays_one_step(
     assert verdict.merged_into is None
     done = {n.id: n.state for n in Planner.at(tmp_path / "state").artifact.nodes}
     assert done["O1_atomic"] == "complete"
+
+
+def test_a_behaviour_change_lands_with_tests_that_reach_it_through_imports(
+        tmp_path: Path) -> None:
+    """No test calls the changed function: the planned test module imports a module that imports
+    it (packaging's tests/test_requirements.py reaches _parser through requirements.py). Its
+    tests run the new behaviour all the same: the change and their rewrite land as one step."""
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement"),
+                                    ob("O2", "tests.test_cart", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(
+        "def total(items, discount=0):\n    return max(sum(items) - discount, 0) * 2\n")
+    verdict = planner.complete("O1")
+    assert (verdict.merged_into, verdict.merged) == ("O1_atomic", ["O2"])
+    proof = planner.explain("O1", "O2", violation="behaviour_change")
+    assert proof.holds
+    assert "tests/test_cart.py imports pkg.pricing, or a module that does" in \
+        proof.model_dump_json()

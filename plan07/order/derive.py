@@ -190,9 +190,38 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
         fs.add("observed_change", (oid, c.entity, c.kind),
                f"observed: the gate read {oid}'s edit of {c.file or 'its files'}: {c.what}")
     _part_of(fs, [o.target_entity for o in obligations] + [c.entity for _, c in seen], evidence)
+    _tested_through_imports(fs, obligations, [c.entity for _, c in seen
+                                              if c.kind == "behaviour"], evidence)
     for o in obligations:
         _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files,
                           words_of(o, role_facts))
+
+
+def _tested_through_imports(fs: FactSet, obligations: Sequence[Obligation],
+                            changed: Sequence[str], evidence: Evidence) -> None:
+    """imports_tested(E, T) for an entity E whose behaviour an edit was observed to change and a
+    modify obligation's target T in a test module that imports E's module, or imports a module
+    that does (one step, through modules, as the regression run's scope reads it): its tests
+    run E's new behaviour though recon links none of them to E (packaging's
+    tests/test_requirements.py reaches _parser through requirements.py)."""
+    targets = [o.target_entity for o in obligations if o.obligation == "modify"]
+    if not changed or not targets:
+        return
+    from plan07.evidence.testmap import TestMap
+
+    tm = TestMap(evidence)
+    files = {t: tm.file_of(t) for t in targets}
+    for e in sorted(set(changed)):
+        mod = tm.module(e)
+        if mod is None:
+            continue
+        reach = set(tm.importing(mod, None))
+        for user in tm.importers(mod):
+            reach |= set(tm.importing(user, None))
+        for t in targets:
+            if files[t] in reach:
+                fs.add("imports_tested", (e, t), f"recon: {files[t]} imports {mod}, or a "
+                       "module that does")
 
 
 def _part_of(fs: FactSet, entities: Sequence[str], evidence: Evidence) -> None:
