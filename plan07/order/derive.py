@@ -17,6 +17,7 @@ from pathlib import Path
 from plan07 import caps
 from plan07.engine.ir import Facts, Program, Tuple_
 from plan07.errors import InputError
+from plan07.evidence.testmap import TestMap
 from plan07.model import (
     DerivedEdge,
     Evidence,
@@ -207,8 +208,6 @@ def _tested_through_imports(fs: FactSet, obligations: Sequence[Obligation],
     targets = [o.target_entity for o in obligations if o.obligation == "modify"]
     if not changed or not targets:
         return
-    from plan07.evidence.testmap import TestMap
-
     tm = TestMap(evidence)
     files = {t: tm.file_of(t) for t in targets}
     for e in sorted(set(changed)):
