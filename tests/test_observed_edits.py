@@ -28,9 +28,10 @@ CART = ("from pkg.pricing import total\n\n\nclass Cart:\n    def __init__(self, 
         "        self.items = items\n\n    def checkout(self):\n        return total(self.items)\n")
 
 
-def make_repo(root: Path) -> Path:
+def make_repo(root: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repository of `files` (default: the cart and its pricing), committed."""
     repo = root / "repo"
-    files = {
+    files = files or {
         "pkg/__init__.py": "", "pkg/pricing.py": PRICING, "pkg/cart.py": CART,
         "tests/test_cart.py": "from pkg.cart import Cart\n\n\ndef test_checkout():\n"
                               "    assert Cart([1, 2]).checkout() == 3\n",
@@ -223,19 +224,12 @@ def test_a_merged_step_whose_change_binds_once_its_caller_landed_stays_one_step(
     with it: compatible now). The step is checked as the one it was handed out as; it is not
     split back into its members (packaging f4463e2e: plan.json had been left naming a hand-out
     that no longer existed, and every later command refused it)."""
-    repo = tmp_path / "repo"
     files = {"pkg/__init__.py": "", "pkg/tok.py": "def enclosing(a):\n    return a\n",
              "pkg/parse.py": "from pkg.tok import enclosing\n\n\ndef parse(x):\n"
                              "    return enclosing(x)\n",
              "tests/test_parse.py": "from pkg.parse import parse\n\n\ndef test_parse():\n"
                                     "    assert parse('a')\n"}
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
-                 ["-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-q", "-m",
-                  "init"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    repo = make_repo(tmp_path, files)
     replay = tmp_path / "completion.json"
     replay.write_text(json.dumps({"obligations": [ob("O1", "pkg.parse.parse"),
                                                   ob("O2", "pkg.tok.enclosing")]}))
