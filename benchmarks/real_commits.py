@@ -57,6 +57,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PLAN07 = [str(Path(sys.executable).with_name("plan07"))]  # the CLI of this interpreter's venv
+ENGINE = "pydatalog"  # --engine: plan07's rule engine
 CALL_KINDS = {"calls", "by_name", "references", "tests"}
 
 
@@ -353,7 +354,8 @@ def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str, t
     run_env = {**os.environ, **env}
     made = subprocess.run([*PLAN07, "plan", str(request), "--repo", str(rp.wt), "--evidence",
                            str(ev), "--llm", f"replay:{tmp / f'completion-{tag}.json'}",
-                           "--state", str(state), "--python", python, "--quiet"],
+                           "--state", str(state), "--python", python, "--quiet",
+                           "--engine", ENGINE],
                           capture_output=True, text=True, env=run_env)
     if made.returncode != 0:  # a refused plan is a result of its own, not a crash of the run
         return {"steps": [], "mid_steps": [], "other": [], "reoffers": 0, "can_terminate": None,
@@ -667,12 +669,16 @@ def main() -> int:
     ap.add_argument("--python", action="append", default=[], metavar="NAME=PY")
     ap.add_argument("--only", action="append", default=[], help="commit names to run")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per suite run")
+    ap.add_argument("--engine", default="pydatalog", choices=["pydatalog", "clingo"],
+                    help="plan07's rule engine (the re-walk of each observed edit runs on it)")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "real_commits")
     ap.add_argument("--baseline-runs", type=int, default=3,
                     help="suite runs at the parent; a test failing in any is not counted")
     ap.add_argument("--confirm-runs", type=int, default=3,
                     help="runs a new failure must repeat in to count (else it is flaky)")
     a = ap.parse_args()
+    global ENGINE
+    ENGINE = a.engine
     checkouts = dict(x.split("=", 1) for x in a.checkout)
     pythons = dict(x.split("=", 1) for x in a.python)
     specs = json.loads(a.commits.read_text())["commits"]
