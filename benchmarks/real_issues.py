@@ -30,13 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +53,7 @@ from plan07.errors import Plan07Error  # noqa: E402
 from plan07.evidence import build_evidence  # noqa: E402
 from plan07.evidence.layout import read_layout  # noqa: E402
 from plan07.model import Evidence, PlanArtifact  # noqa: E402
+from plan07.sandbox import environ  # noqa: E402
 
 TARGET_PRECISION, TARGET_RECALL = 0.5, 0.8
 
@@ -98,19 +97,9 @@ class Row:
         return all(f in self.gold_tests for f in self.new_tests)
 
 
-@contextmanager
 def environment(extra: dict[str, str]) -> Any:
     """The instance's environment (its PYTHONPATH) while its plan is made and checked."""
-    before = {k: os.environ.get(k) for k in extra}
-    os.environ.update(extra)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    return environ(extra)
 
 
 def file_of(entity: str, evidence: Evidence) -> str:

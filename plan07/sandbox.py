@@ -245,6 +245,22 @@ def tool_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in src.items() if not is_secret_name(k) and v not in values}
 
 
+@contextmanager
+def environ(values: Mapping[str, str]) -> Any:
+    """This process's environment with `values` set for the block, each variable restored (or
+    removed) after."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 # ---------------------------------------------------------------------------------------------
 # Keeping a check out of this process: /proc/<ppid>/environ, /proc/<ppid>/mem, orphans
 

@@ -232,3 +232,23 @@ def test_plan07_is_not_dumpable_while_a_check_runs() -> None:
     with sandbox.undumpable():
         assert libc.prctl(sandbox.PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
     assert libc.prctl(sandbox.PR_GET_DUMPABLE, 0, 0, 0, 0) == 1
+
+
+def test_environ_sets_for_the_block_and_restores_or_removes_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from plan07.sandbox import environ
+
+    monkeypatch.setenv("PLAN07_T_KEPT", "old")
+    monkeypatch.delenv("PLAN07_T_NEW", raising=False)
+    seen: dict[str, str] = {}
+
+    def fail_inside() -> None:
+        with environ({"PLAN07_T_KEPT": "new", "PLAN07_T_NEW": "1"}):
+            seen.update(os.environ)
+            raise RuntimeError  # restored on the way out of a failing block too
+
+    with pytest.raises(RuntimeError):
+        fail_inside()
+    assert (seen["PLAN07_T_KEPT"], seen["PLAN07_T_NEW"]) == ("new", "1")
+    assert os.environ["PLAN07_T_KEPT"] == "old"
+    assert "PLAN07_T_NEW" not in os.environ

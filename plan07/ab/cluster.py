@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import os
 import secrets
 import shutil
 import socket
@@ -29,6 +28,7 @@ from plan07.ab import shipping
 from plan07.ab.runner import Config, Execute, Progress, Unit, salvaged_row
 from plan07.ab.tasks import Task
 from plan07.errors import InputError
+from plan07.sandbox import environ
 
 INSTALL = shipping.INSTALL
 MAX_RETRIES = 3  # Ray's own default for a task whose worker dies
@@ -90,31 +90,25 @@ def connect(address: str, *, cpus: int) -> Iterator[Any]:
     temp = tempfile.mkdtemp(prefix="plan07-ray-") if local else None
     if temp is not None:  # the cluster's files and every temporary file of its workers (the
         env["TMPDIR"] = temp  # units' repos, unpacked snapshots): removed with it at the end
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    import ray
-
     try:
-        try:
-            if local:
-                ray.init(address="local", num_cpus=cpus, include_dashboard=False,
-                         log_to_driver=False, _temp_dir=temp)
-            else:
-                ray.init(address=address, log_to_driver=False)
-        except Exception as exc:  # noqa: BLE001 - Ray's many start/connect failures, one line
-            raise InputError(f"{address}: {type(exc).__name__}: {exc}; start a cluster with "
-                             "`ray start --head` (then --ray auto) or use --ray local",
-                             field="--ray") from None
-        try:
-            yield ray
-        finally:
-            ray.shutdown()
+        with environ(env):
+            import ray
+
+            try:
+                if local:
+                    ray.init(address="local", num_cpus=cpus, include_dashboard=False,
+                             log_to_driver=False, _temp_dir=temp)
+                else:
+                    ray.init(address=address, log_to_driver=False)
+            except Exception as exc:  # noqa: BLE001 - Ray's many start/connect failures
+                raise InputError(f"{address}: {type(exc).__name__}: {exc}; start a cluster "
+                                 "with `ray start --head` (then --ray auto) or use --ray local",
+                                 field="--ray") from None
+            try:
+                yield ray
+            finally:
+                ray.shutdown()
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
 

@@ -21,6 +21,7 @@ from plan07.ab import metrics
 from plan07.ab.faults import FaultConfig
 from plan07.ab.run import Ablation
 from plan07.ab.tasks import Task, write_repo
+from plan07.sandbox import environ
 
 VARIANTS: dict[str, Ablation] = {f"plan07-no_{m}": Ablation(**{m: False})
                                  for m in metrics.ABLATION_ORDER}
@@ -83,16 +84,8 @@ def _gate_env(task: Task) -> Iterator[None]:
     want = {"PYTHONPATH": os.pathsep.join(task.pythonpath)}
     if task.python:  # the repo's interpreter, for a gate that honours $VIRTUAL_ENV
         want["VIRTUAL_ENV"] = str(Path(task.python).parent.parent)
-    old = {k: os.environ.get(k) for k in want}
-    os.environ.update(want)
-    try:
+    with environ(want):
         yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _init(tasks: list[Task], config: Config) -> None:

@@ -6,7 +6,6 @@ run the repo's real tests at each checkpoint, explain one edge. I/O: a work dire
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from typing import Any
 
 from plan07.cli import bundled
 from plan07.errors import InputError
-from plan07.sandbox import check_env
+from plan07.sandbox import check_env, environ
 from plan07.vocab import related
 
 EXAMPLE = bundled.example("session_timeout")
@@ -94,16 +93,8 @@ def run_pytest(repo: Path, *args: str) -> tuple[bool, list[str]]:
 @contextmanager
 def demo_env() -> Iterator[None]:
     """DEMO_ENV set for the demo's own runs and the gate's, restored after."""
-    saved = {k: os.environ.get(k) for k in DEMO_ENV}
-    os.environ.update(DEMO_ENV)
-    try:
+    with environ(DEMO_ENV):
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @dataclass
