@@ -26,6 +26,11 @@ CASES = [
     ("def f(a): return a", "def f(a): return a + 1", [("f", "behaviour", "body")]),
     ("def f(a):\n    '''doc'''\n    return a", "def f(a):\n    '''new doc'''\n    return a", []),
     ("def f(a): return a", "", [("f", "breaking", "removes function")]),
+    # definitions moved, or the module edited around them: the same source is no change
+    ("def f(a): return a\ndef g(): pass", "X = 1\ndef g(): pass\n\n\ndef f(a): return a", []),
+    ("class C:\n    def m(self, a): return a",
+     "class C:\n    @staticmethod\n    def m(self, a): return a",  # same body, new decorator:
+     [("C.m", "breaking", "adds required parameter self")]),  # `self` is now passed by hand
     ("", "def g(): return 1", [("g", "compatible", "adds function")]),
     ("def f(a): return a * 2", "def g(a): return a * 2", [("f", "breaking", "renames")]),
     ("def f(): pass", "def g(y=1): pass", [("f", "breaking", "removes"),

@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 # parameter kinds, as inspect names them
 POSONLY, POS, VARARGS, KWONLY, VARKW = "posonly", "pos", "varargs", "kwonly", "varkw"
@@ -31,13 +32,55 @@ class Param:
 class Definition:
     """One function, method or class of a module: its call-visible parameters (a method's
     `self`/`cls` left out; a class's are its `__init__`'s, or its dataclass fields; None when
-    unknown), the hash of its body, its return annotation."""
+    unknown), the hash of its body, its return annotation.
+
+    Read lazily off its `node`: a definition whose source `text` (decorators included) is the
+    same before and after is not read any further (most of a module, on a real edit)."""
 
     qualname: str
-    kind: str  # function | method | class | property
-    params: tuple[Param, ...] | None
-    body: str
-    returns: str = ""
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef = field(compare=False)
+    text: str  # its source lines, decorators included
+    in_class: bool = False
+    has_init: bool = False  # a class with its own __init__ (a method of its own)
+
+    @cached_property
+    def decorators(self) -> list[str]:
+        return _decorators(self.node)
+
+    @cached_property
+    def kind(self) -> str:  # function | method | class | property
+        if isinstance(self.node, ast.ClassDef):
+            return "class"
+        if "property" in self.decorators or any(
+                d.endswith((".setter", ".getter", ".deleter")) for d in self.decorators):
+            return "property"
+        return "method" if self.in_class else "function"
+
+    @cached_property
+    def params(self) -> tuple[Param, ...] | None:
+        n = self.node
+        if isinstance(n, ast.ClassDef):
+            # the constructor: an explicit __init__ is a method of its own (a change to it is
+            # reported there); a dataclass's or NamedTuple's is made of its fields
+            if not self.has_init and (any(d in _DATACLASS for d in self.decorators) or any(
+                    _src(b).endswith("NamedTuple") for b in n.bases)):
+                return _fields(n.body)
+            return None
+        if self.kind == "property":
+            return None
+        return _params(n.args, drop_first=self.in_class and "staticmethod" not in self.decorators)
+
+    @cached_property
+    def body(self) -> str:
+        n = self.node
+        if isinstance(n, ast.ClassDef):
+            return _digest([s for s in n.body if not isinstance(
+                s, ast.FunctionDef | ast.AsyncFunctionDef)])
+        return _digest(n.body)
+
+    @cached_property
+    def returns(self) -> str:
+        return "" if isinstance(self.node, ast.ClassDef) else _src(self.node.returns)
 
 
 @dataclass(frozen=True)
@@ -121,41 +164,38 @@ def _fields(body: list[ast.stmt]) -> tuple[Param, ...]:
 _EMPTY = _digest([])  # a body of `pass`, `...` or a docstring alone: no rename is read off it
 
 
+@lru_cache(maxsize=32)
+def _tree(source: str) -> ast.Module | None:
+    """`source` parsed, once per text (a module's callers are read from one parse); None when it
+    does not parse. The tree is shared: never changed by its readers."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def definitions(source: str) -> dict[str, Definition]:
     """Every function, method and class of a module by qualified name (a definition made twice,
     in `if`/`try` branches, keeps the last). {} when the source does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _tree(source)
+    if tree is None:
         return {}
+    lines = source.splitlines()
     out: dict[str, Definition] = {}
+
+    def text(n: ast.stmt) -> str:
+        first = min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))])
+        return "\n".join(lines[first - 1:n.end_lineno])
 
     def walk(body: list[ast.stmt], prefix: str, in_class: bool) -> None:
         for n in body:
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
-                decos = _decorators(n)
-                if "property" in decos or any(d.endswith((".setter", ".getter", ".deleter"))
-                                              for d in decos):
-                    kind, params = "property", None
-                else:
-                    kind = "method" if in_class else "function"
-                    params = _params(n.args, drop_first=in_class and "staticmethod" not in decos)
-                out[prefix + n.name] = Definition(prefix + n.name, kind, params,
-                                                  _digest(n.body), _src(n.returns))
+                out[prefix + n.name] = Definition(prefix + n.name, n, text(n), in_class)
             elif isinstance(n, ast.ClassDef):
                 name = prefix + n.name
                 walk(n.body, name + ".", True)
-                # the constructor: an explicit __init__ is a method of its own (a change to it
-                # is reported there); a dataclass's or NamedTuple's is made of its fields
-                params = None
-                bases = [_src(b) for b in n.bases]
-                if name + ".__init__" not in out and (
-                        any(d in _DATACLASS for d in _decorators(n))
-                        or any(b.endswith("NamedTuple") for b in bases)):
-                    params = _fields(n.body)
-                out[name] = Definition(name, "class", params, _digest(
-                    [s for s in n.body if not isinstance(s, ast.FunctionDef
-                                                         | ast.AsyncFunctionDef)]))
+                out[name] = Definition(name, n, text(n), in_class,
+                                       has_init=name + ".__init__" in out)
             elif isinstance(n, ast.If | ast.Try):
                 for block in (n.body, n.orelse, getattr(n, "finalbody", [])):
                     walk(block, prefix, in_class)
@@ -245,9 +285,8 @@ def call_sites(source: str, caller: str, callee: str) -> list[CallShape] | None:
     constructor; `super().__init__` for `__init__`) inside definition `caller` (a qualified name
     in `source`; "" for the module's top level); None when the caller is not found or the
     source does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _tree(source)
+    if tree is None:
         return None
     scope: ast.AST = tree
     body: list[ast.stmt] = tree.body
@@ -284,6 +323,8 @@ def classify(old: Definition | None, new: Definition | None, qualname: str) -> C
         return Change(qualname, "compatible", f"adds {new.kind} {qualname}")
     if new is None:
         return Change(qualname, "breaking", f"removes {old.kind} {qualname}")
+    if old.text == new.text:
+        return None  # the same source, decorators included: nothing in it changed
     if old.kind != new.kind and "property" in (old.kind, new.kind):
         return Change(qualname, "breaking", f"turns {old.kind} {qualname} into a {new.kind}")
     if old.params is not None and new.params is not None and old.params != new.params:
@@ -311,13 +352,7 @@ def classify(old: Definition | None, new: Definition | None, qualname: str) -> C
 
 
 def _parses(source: str | None) -> bool:
-    if source is None:
-        return True  # absent: the file was added or deleted
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
+    return source is None or _tree(source) is not None  # None: the file was added or deleted
 
 
 def diff_module(old_source: str | None, new_source: str | None) -> list[Change]:
@@ -335,7 +370,7 @@ def diff_module(old_source: str | None, new_source: str | None) -> list[Change]:
     renamed: dict[str, str] = {}
     for q in removed:
         same = [a for a in added if new[a].kind == old[q].kind and new[a].body == old[q].body
-                and new[a].params == old[q].params and new[a].body != _EMPTY
+                and new[a].body != _EMPTY and new[a].params == old[q].params
                 and a.rpartition(".")[0] == q.rpartition(".")[0] and a not in renamed.values()]
         if len(same) == 1:
             renamed[q] = same[0]
