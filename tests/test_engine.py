@@ -232,3 +232,21 @@ def test_backends_agree_on_random_facts(facts: dict[str, set[tuple[str, ...]]]) 
     ref, _ = naive.evaluate(prog, facts)
     assert py == cl
     assert {r: ref.get(r, set()) for r in py} == py
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_facts())
+def test_a_slice_derives_what_it_wants_as_the_whole_program(
+        facts: dict[str, set[tuple[str, ...]]]) -> None:
+    """The re-walk of an observed edit loads only the rules `precedes` and `violation` read."""
+    from plan07.engine import sliced
+
+    prog = load_program()
+    part = sliced(prog, ("precedes", "violation"))
+    assert sliced(prog, ("precedes", "violation")) is part  # once per program
+    assert len(part.rules) < len(prog.rules)
+    assert "finding" not in part.relations()  # the plan lint's rules are not in it
+    whole = evaluate(prog, facts, "pydatalog")
+    got = evaluate(part, facts, "pydatalog")
+    assert {r: got[r] for r in ("precedes", "violation")} == {
+        r: whole[r] for r in ("precedes", "violation")}

@@ -91,6 +91,21 @@ def load_program(path: Path | None = None) -> Program:
     return prog
 
 
+_slices: dict[tuple[int, tuple[str, ...]], tuple[Program, Program]] = {}
+
+
+def sliced(program: Program, wanted: tuple[str, ...]) -> Program:
+    """`program.slice(wanted)`, once per program object and process (a re-walk reads only
+    `precedes` and `violation`: the plan lint's rules are neither loaded nor run for it)."""
+    key = (id(program), wanted)
+    hit = _slices.get(key)
+    if hit is None or hit[0] is not program:
+        if len(_slices) > 16:
+            _slices.clear()
+        hit = _slices[key] = (program, program.slice(wanted))
+    return hit[1]
+
+
 def check_engine(engine: str) -> str:
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}",

@@ -5,6 +5,7 @@ Both backends, lint and explain read this IR; nothing downstream re-parses the t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 Value = str | int
@@ -141,6 +142,25 @@ class Program:
 
     def relations(self) -> set[str]:
         return set(self.arities())
+
+    def slice(self, wanted: Iterable[str]) -> Program:
+        """The program that derives `wanted` and nothing else: the rules (and stated facts) of
+        every relation `wanted` reads, transitively; the same tuples of `wanted` on any facts,
+        fewer rules to load and run."""
+        heads: dict[str, list[Rule]] = {}
+        for r in self.rules:
+            heads.setdefault(r.head.relation, []).append(r)
+        need: set[str] = set()
+        todo = list(wanted)
+        while todo:
+            rel = todo.pop()
+            if rel not in need:
+                need.add(rel)
+                todo += [a.relation for r in heads.get(rel, ())
+                         for a in (*r.positives(), *r.negatives())]
+        return Program(self.file, [r for r in self.rules if r.head.relation in need],
+                       {k: v for k, v in self.decls.items() if k in need},
+                       self.inputs & need, self.outputs & need)
 
     def constants(self, relation: str) -> tuple[str, ...]:
         """The values of a unary relation the program states as facts (`breaking_cause("x").`),

@@ -283,14 +283,17 @@ def _is_module_of(target: str, test: str) -> bool:
 
 def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str,
               rules_path: Path | None, role_facts: Roles = None,
-              observed: Observed = None, extra: Extra = None) -> tuple[Facts, FactSet]:
-    from plan07.engine import check_engine, evaluate, load_program
+              observed: Observed = None, extra: Extra = None,
+              wanted: tuple[str, ...] = ()) -> tuple[Facts, FactSet]:
+    """The model of the rules (only what derives `wanted`, when given) over the facts."""
+    from plan07.engine import check_engine, evaluate, load_program, sliced
 
     check_engine(engine)
     check_caps(obligations)
     fs = prepare_facts(obligations, evidence, role_facts=role_facts, observed=observed,
                        extra=extra)
-    return evaluate(load_program(rules_path), fs.facts, engine), fs
+    program = load_program(rules_path)
+    return evaluate(sliced(program, wanted) if wanted else program, fs.facts, engine), fs
 
 
 def run_rules(obligations: Sequence[Obligation], evidence: Evidence, *, engine: str,
@@ -324,7 +327,8 @@ def derive_order(obligations: Sequence[Obligation], evidence: Evidence, *,
     """The edges the scheduler must follow (`precedes`) and the violations (§3.2 steps 1-2).
     `role_facts`: those plan07 gave the obligations it wrote (the plan's `roles`); `observed`:
     what the gate read off their edits so far (the plan's `observed`)."""
-    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts, observed)
+    model, _ = _evaluate(obligations, evidence, engine, rules_path, role_facts, observed,
+                         wanted=("precedes", "violation"))
     edges = [DerivedEdge.model_validate({"from": a, "to": b, "rule": r})
              for a, b, r in sorted(model.get("precedes", set()))]
     violations = []
