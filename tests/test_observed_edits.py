@@ -264,3 +264,67 @@ def test_a_behaviour_change_lands_with_tests_that_reach_it_through_imports(
     assert proof.holds
     assert "tests/test_cart.py imports pkg.pricing, or a module that does" in \
         proof.model_dump_json()
+
+
+APP = ("class App:\n    def log(self, exc):\n        return f'error: {exc}'\n\n"
+       "    def handle(self, exc):\n        return self.log(exc)\n")
+SUB_TEST = ("from pkg.app import App\n\n\ndef test_logging():\n    class Quiet(App):\n"
+            "        def log(self, exc):\n            return 'quiet'\n\n"
+            "    assert Quiet().handle('x') == 'quiet'\n")
+
+
+def _override_repo(tmp_path: Path, obligations: list[dict[str, object]],
+                   test: str = SUB_TEST) -> tuple[Planner, Path]:
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": obligations}))
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/app.py": APP,
+                                "tests/test_sub.py": test, ".gitignore": "__pycache__/\n"})
+    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
+                          state_dir=tmp_path / "state", lint=False), repo
+
+
+def _pass_the_context(repo: Path) -> None:
+    """App.log takes the context first; its one call in the repository passes it."""
+    (repo / "pkg" / "app.py").write_text(
+        "class App:\n    def log(self, ctx, exc):\n        return f'{ctx}: {exc}'\n\n"
+        "    def handle(self, exc, ctx='request'):\n        return self.log(ctx, exc)\n")
+
+
+def test_a_breaking_edit_lands_with_the_planned_test_that_overrides_it(tmp_path: Path) -> None:
+    """Every call of App.log binds after the edit, but a test makes a subclass overriding it in
+    the old form (flask's test_suppressed_exception_logging): App.handle now calls that override
+    with two arguments. Recon links no call from the test to App.log; the observed edit does."""
+    planner, repo = _override_repo(tmp_path, [
+        ob("O1", "pkg.app.App.log", "requirement"),
+        ob("O2", "tests.test_sub.test_logging", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    _pass_the_context(repo)
+    verdict = planner.complete("O1")
+    assert (verdict.merged_into, verdict.merged) == ("O1_atomic", ["O2"])
+    art = planner.artifact
+    assert art.observed is not None
+    (change,) = [c for c in art.observed["O1"] if c.entity == "pkg.app.App.log"]
+    assert (change.kind, change.consumers) == ("breaking", ["tests.test_sub.test_logging"])
+    proof = planner.explain("O1", "O2", violation="breaking_change")
+    assert proof.holds
+    assert "no longer binds to pkg.app.App.log" in proof.model_dump_json()
+
+
+def test_an_override_the_plan_does_not_hold_gets_its_rebind(tmp_path: Path) -> None:
+    planner, repo = _override_repo(tmp_path, [ob("O1", "pkg.app.App.log", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    _pass_the_context(repo)
+    planner.complete("O1")
+    added = [o for o in planner.obligations() if o.id != "O1"]
+    assert [o.target_entity for o in added] == ["tests.test_sub.test_logging"]
+    assert "an override in the old form" in added[0].caused_by + added[0].evidence
+
+
+def test_an_override_already_in_the_new_form_is_no_consumer(tmp_path: Path) -> None:
+    test = SUB_TEST.replace("def log(self, exc)", "def log(self, *args, **kw)")
+    planner, repo = _override_repo(tmp_path, [ob("O1", "pkg.app.App.log", "requirement")], test)
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    _pass_the_context(repo)
+    verdict = planner.complete("O1")
+    assert verdict.merged_into is None
+    assert any(line.startswith("compatible: pkg.app.App.log") for line in verdict.observed)

@@ -313,6 +313,38 @@ def call_sites(source: str, caller: str, callee: str) -> list[CallShape] | None:
     return out
 
 
+def overrides(source: str, cls: str, method: str) -> list[tuple[str, tuple[Param, ...]]]:
+    """Each class of `source` that names `cls` as a base (by its last name: `Flask`,
+    `flask.Flask`) and defines `method`: (the qualified path of that class, nested in functions
+    and classes as it is: `test_f.Sub`), its `method`'s call-visible parameters). A class made
+    inside a test function counts: a subclass there is called as the base calls it."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[tuple[str, tuple[Param, ...]]] = []
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for n in body:
+            if isinstance(n, ast.ClassDef):
+                if any(_src(b).rpartition(".")[2] == cls for b in n.bases):
+                    for m in n.body:
+                        if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) \
+                                and m.name == method:
+                            static = "staticmethod" in _decorators(m)
+                            out.append((prefix + n.name, _params(m.args, drop_first=not static)))
+                walk(n.body, prefix + n.name + ".")
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                walk(n.body, prefix + n.name + ".")
+            elif isinstance(n, ast.If | ast.Try | ast.With | ast.AsyncWith | ast.For):
+                for block in (n.body, getattr(n, "orelse", []), getattr(n, "finalbody", [])):
+                    walk(block, prefix)
+                for h in getattr(n, "handlers", []):
+                    walk(h.body, prefix)
+
+    walk(tree.body, "")
+    return out
+
+
 def classify(old: Definition | None, new: Definition | None, qualname: str) -> Change | None:
     """The change of one definition from `old` to `new` (either may be None); None when it did
     not change."""

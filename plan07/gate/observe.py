@@ -12,7 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from plan07 import caps
-from plan07.gate.entitydiff import Param, call_sites, diff_module, still_binds
+from plan07.errors import PlanStateError
+from plan07.gate.entitydiff import (
+    Param,
+    call_sites,
+    diff_module,
+    overrides,
+    signature_breaks,
+    still_binds,
+)
 from plan07.model import Evidence, ObservedChange
 
 # recon edge kinds by which code calls (or passes, inherits, uses) a definition
@@ -88,6 +96,8 @@ def observe(repo: Path, base: str | None, tree: str | None,
             kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
             if kind == "breaking" and c.old is not None and c.new is not None:
                 broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence)
+                broken += [x for x in _broken_overrides(repo, tree, entity, c.new, evidence)
+                           if x not in broken]
                 if not broken:
                     kind, what = "compatible", f"{what} (every call in the repository binds)"
             out.append(ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
@@ -126,6 +136,45 @@ def _broken_callers(repo: Path, tree: str, entity: str, old: tuple[Param, ...],
         if not shapes or not all(still_binds(old, new, s) for s in shapes):
             broken.append(x)
     return broken
+
+
+def _broken_overrides(repo: Path, tree: str, entity: str, new: tuple[Param, ...],
+                       evidence: Evidence) -> list[str]:
+    """The definitions holding a subclass that overrides method `entity` in a form the new calls
+    do not bind to (CodePlan's inheritance dependency: the base now calls the override as it
+    calls itself). Read from `tree`: the .py files naming the method (`git grep -w`, at most
+    MAX_FILES), each parsed once; each named by its closest enclosing recon node (a test
+    function making the subclass, else the class, else its module). A constructor is no such
+    case: a subclass's `__init__` is its own interface."""
+    from plan07.store.git import git
+
+    cls_path, _, method = entity.rpartition(".")
+    cls = cls_path.rpartition(".")[2]
+    if not cls or method.startswith("__"):
+        return []
+    nodes = {n.id: n for n in evidence.recon.nodes}
+    if cls_path not in nodes or nodes[cls_path].kind != "class":
+        return []  # not a method of a class recon knows
+    try:
+        listed = git(repo, "grep", "-l", "-w", "-F", "-e", method, tree, "--", "*.py")
+    except PlanStateError:  # exit 1: no file names it
+        return []
+    files = sorted({line.partition(":")[2] for line in listed.splitlines() if ":" in line})
+    texts = read_blobs(repo, tree, files[:MAX_FILES])
+    modules = {n.file: n.id for n in evidence.recon.nodes if n.kind == "module" and n.file}
+    out: list[str] = []
+    for f, text in texts.items():
+        if text is None:
+            continue
+        mod = _module_of(f, modules)
+        for path, params in overrides(text, cls, method):
+            where = f"{mod}.{path}"
+            if where == cls_path or not signature_breaks(new, params):
+                continue  # the class itself, or an override the new calls still bind to
+            owner = next((x for x in [where, *_module_chain(where)] if x in nodes), mod)
+            if owner not in out:
+                out.append(owner)
+    return out
 
 
 def _module_chain(entity: str) -> list[str]:

@@ -190,6 +190,9 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
     for oid, c in seen:
         fs.add("observed_change", (oid, c.entity, c.kind),
                f"observed: the gate read {oid}'s edit of {c.file or 'its files'}: {c.what}")
+        for x in c.consumers:
+            fs.add("observed_consumer", (c.entity, x), f"observed: {x} no longer binds to "
+                   f"{c.entity} as {oid}'s edit left it (a call, or an override)")
     _part_of(fs, [o.target_entity for o in obligations] + [c.entity for _, c in seen], evidence)
     _tested_through_imports(fs, obligations, [c.entity for _, c in seen
                                               if c.kind == "behaviour"], evidence)

@@ -69,24 +69,24 @@ def _part(x: str, e: str) -> bool:
 
 def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
                         evidence: Evidence) -> list[ImpactEdge]:
-    """For each breaking change, the recon entities that call (or pass, inherit, use) the
-    changed entity and that no obligation of the plan covers: one edge each, changed entity ->
-    consumer, as impact feedback (cause `sig_change`, the relation naming the recon edge)."""
+    """For each breaking change, the entities it left unbound (its observed consumers: recon
+    callers whose calls no longer bind, holders of an override in the old form) that no
+    obligation of the plan covers: one edge each, changed entity -> consumer, as impact feedback
+    (cause `sig_change`, the relation naming the recon edge, or the override)."""
     targets = [o.target_entity for o in artifact.obligations_of(art)]
     known = {n.id for n in evidence.recon.nodes}
     out: dict[str, ImpactEdge] = {}
     for c in changes:
         if c.kind != "breaking" or c.entity not in known:
             continue
-        for e in evidence.recon.edges:
-            if e.kind not in CALL_KINDS or not _part(e.dst, c.entity) or _part(e.src, c.entity):
+        via = {e.src: e.kind for e in evidence.recon.edges if e.kind in CALL_KINDS
+               and _part(e.dst, c.entity) and not _part(e.src, c.entity)}
+        for x in c.consumers:  # its calls, or its override, no longer bind (plan07.gate.observe)
+            if x in out or x not in known or any(covers(t, x) for t in targets):
                 continue
-            if e.src not in c.consumers:  # its calls still bind (plan07.gate.observe)
-                continue
-            if e.src in out or any(covers(t, e.src) for t in targets):
-                continue
-            out[e.src] = ImpactEdge(src=c.entity, dst=e.src, relation=f"observed change, recon "
-                                    f"{e.kind}"[:64], cause="sig_change", confidence=0.9)
+            how = f"recon {via[x]}" if x in via else "an override in the old form"
+            out[x] = ImpactEdge(src=c.entity, dst=x, relation=f"observed change, {how}"[:64],
+                                cause="sig_change", confidence=0.9)
     return [out[k] for k in sorted(out)][:MAX_ADDED]
 
 
