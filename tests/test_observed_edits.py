@@ -328,3 +328,22 @@ def test_an_override_already_in_the_new_form_is_no_consumer(tmp_path: Path) -> N
     verdict = planner.complete("O1")
     assert verdict.merged_into is None
     assert any(line.startswith("compatible: pkg.app.App.log") for line in verdict.observed)
+
+
+def test_the_plan_lint_leaves_a_rewrite_of_an_existing_test_where_it_is(tmp_path: Path) -> None:
+    """The tests of pkg.app live in tests/test_app.py; a planned rewrite of the test in
+    tests/test_sub.py (flask's test_subclassing.py) is no new test to move there."""
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": [
+        ob("O1", "pkg.app.App.log", "requirement"),
+        ob("O2", "tests.test_sub.test_logging", "requirement")]}))
+    repo = make_repo(tmp_path, {
+        "pkg/__init__.py": "", "pkg/app.py": APP, "tests/test_sub.py": SUB_TEST,
+        "tests/test_app.py": "from pkg.app import App\n\n\ndef test_handle():\n"
+                             "    assert App().handle('x') == 'error: x'\n",
+        ".gitignore": "__pycache__/\n"})
+    planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
+                             state_dir=tmp_path / "state")
+    (o2,) = [o for o in planner.obligations() if o.id == "O2"]
+    assert o2.target_entity == "tests.test_sub.test_logging"
+    assert not any("moved to" in r.change for r in planner.artifact.revision_history)
