@@ -265,6 +265,8 @@ def _obligation_facts(fs: FactSet, o: Obligation, kind: str, tests: dict[str, st
         as_test = normalize_test(o.target_entity, test_files.get(o.target_entity.strip()))
         if as_test:
             fs.add("defines_test", (o.id, as_test), f"{src} .target_entity")
+            if as_test in tests:  # a rewrite of a test the repository has, no new test
+                fs.add("test_exists", (as_test,), tests[as_test])
         elif named and _is_module_of(o.target_entity, named):
             fs.add("defines_test", (o.id, named), f"{src} .target_entity + .validation")
     if words is not None:  # plan07 wrote it: its role facts, never its prose

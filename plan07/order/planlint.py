@@ -93,8 +93,6 @@ def lint_facts(obligations: Sequence[Obligation], evidence: Evidence, li: LintIn
     for nid in li.passed_at_cp0:
         add("passed_at_cp0", (nid,), f"the CP0 baseline: {nid}'s check passed on the untouched "
                                      "tree")
-    existing = {t: n.id for n in evidence.recon.nodes if n.kind == "test"
-                and (t := normalize_test(n.id, n.file))}
     for o in obligations:
         if o.obligation == "modify" and tm.tests_for(o.target_entity):
             add("target_tested", (o.id,), f"evidence: tests of {o.target_entity} "
@@ -102,8 +100,6 @@ def lint_facts(obligations: Sequence[Obligation], evidence: Evidence, li: LintIn
         t = normalize_test(o.target_entity) if o.obligation == "modify" else None
         if t:
             add("test_in", (t, t.split("::", 1)[0]), f"obligation {o.id} .target_entity")
-            if t in existing:  # a rewrite of a test the repository has: it stays where it is
-                add("test_exists", (t,), f"evidence: recon test node {existing[t]}")
     for f in li.homes:
         add("test_home", (f,), "evidence: the test module of a planned target")
     ranked = sorted(evidence.localization, key=lambda x: (-x.score, x.entity))
