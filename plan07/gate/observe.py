@@ -21,7 +21,7 @@ from plan07.gate.entitydiff import (
     signature_breaks,
     still_binds,
 )
-from plan07.model import Evidence, ObservedChange
+from plan07.model import Evidence, ObservedChange, ReconNode
 
 # recon edge kinds by which code calls (or passes, inherits, uses) a definition
 CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
@@ -86,6 +86,7 @@ def observe(repo: Path, base: str | None, tree: str | None,
     paths = changed_python_files(repo, base, tree)[:MAX_FILES]
     if not paths:
         return []
+    nodes = {n.id: n for n in evidence.recon.nodes}
     modules = {n.file: n.id for n in evidence.recon.nodes if n.kind == "module" and n.file}
     before, after = read_blobs(repo, base, paths), read_blobs(repo, tree, paths)
     out: list[ObservedChange] = []
@@ -95,9 +96,9 @@ def observe(repo: Path, base: str | None, tree: str | None,
             entity = f"{mod}.{c.qualname}"
             kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
             if kind == "breaking" and c.old is not None and c.new is not None:
-                broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence)
-                broken += [x for x in _broken_overrides(repo, tree, entity, c.new, evidence)
-                           if x not in broken]
+                broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence, nodes)
+                broken += [x for x in _broken_overrides(repo, tree, entity, c.new, nodes,
+                                                        modules) if x not in broken]
                 if not broken:
                     kind, what = "compatible", f"{what} (every call in the repository binds)"
             out.append(ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
@@ -114,11 +115,11 @@ def _part(x: str, e: str) -> bool:
 
 
 def _broken_callers(repo: Path, tree: str, entity: str, old: tuple[Param, ...],
-                    new: tuple[Param, ...], evidence: Evidence) -> list[str]:
+                    new: tuple[Param, ...], evidence: Evidence,
+                    nodes: dict[str, ReconNode]) -> list[str]:
     """The recon consumers of `entity` whose calls of it no longer bind after `c` (a changed
     signature), read from `tree`; a consumer with no call site to read (it passes or imports
-    the definition, or unpacks its arguments) counts as broken."""
-    nodes = {n.id: n for n in evidence.recon.nodes}
+    the definition, or unpacks its arguments) counts as broken. `nodes`: recon's, by id."""
     callers = sorted({e.src for e in evidence.recon.edges if e.kind in CALL_KINDS
                       and _part(e.dst, entity) and not _part(e.src, entity)})
     files = sorted({f for x in callers if (f := nodes[x].file if x in nodes else None)})
@@ -139,20 +140,20 @@ def _broken_callers(repo: Path, tree: str, entity: str, old: tuple[Param, ...],
 
 
 def _broken_overrides(repo: Path, tree: str, entity: str, new: tuple[Param, ...],
-                       evidence: Evidence) -> list[str]:
+                       nodes: dict[str, ReconNode], modules: dict[str, str]) -> list[str]:
     """The definitions holding a subclass that overrides method `entity` in a form the new calls
     do not bind to (CodePlan's inheritance dependency: the base now calls the override as it
     calls itself). Read from `tree`: the .py files naming the method (`git grep -w`, at most
     MAX_FILES), each parsed once; each named by its closest enclosing recon node (a test
     function making the subclass, else the class, else its module). A constructor is no such
-    case: a subclass's `__init__` is its own interface."""
+    case: a subclass's `__init__` is its own interface. `nodes`: recon's by id; `modules`: its
+    module ids by file."""
     from plan07.store.git import git
 
     cls_path, _, method = entity.rpartition(".")
     cls = cls_path.rpartition(".")[2]
     if not cls or method.startswith("__"):
         return []
-    nodes = {n.id: n for n in evidence.recon.nodes}
     if cls_path not in nodes or nodes[cls_path].kind != "class":
         return []  # not a method of a class recon knows
     try:
@@ -161,7 +162,6 @@ def _broken_overrides(repo: Path, tree: str, entity: str, new: tuple[Param, ...]
         return []
     files = sorted({line.partition(":")[2] for line in listed.splitlines() if ":" in line})
     texts = read_blobs(repo, tree, files[:MAX_FILES])
-    modules = {n.file: n.id for n in evidence.recon.nodes if n.kind == "module" and n.file}
     out: list[str] = []
     for f, text in texts.items():
         if text is None:
