@@ -206,6 +206,8 @@ class Planner(PlanReader):
         from plan07.gate.checks import GateRun
         from plan07.gate.grammar import runnable_checks
         from plan07.gate.scope import check_timeout
+        from plan07.plan import observed
+        from plan07.plan.observed import worth_adapting
 
         check_timeout(timeout)
         with state.transaction(self.state_dir) as tx:  # the reservation and the hand-out epoch
@@ -220,7 +222,10 @@ class Planner(PlanReader):
             tree = gate.fingerprint(repo, keep=[self.state_dir])
             started = time.perf_counter()
             changes = gate.observed_edit(tx.art, run, evidence, tree)
-            merged = self._observe(run, epoch, changes, evidence) if changes else None
+            # the re-walk only where the rules could merge (tx.art: the plan as just reserved;
+            # asked again under the lock); the rest is recorded with the verdict below
+            acting = bool(changes) and worth_adapting(tx.art, node_id, changes, evidence)
+            merged = self._observe(run, epoch, changes, evidence) if acting else None
             observe_s = round(time.perf_counter() - started, 3)
             if merged is not None:
                 return merged.model_copy(update={"observe_s": observe_s})
@@ -239,6 +244,8 @@ class Planner(PlanReader):
         with state.transaction(self.state_dir) as tx:
             art = tx.art
             gate.keep_adopted(art, self.state_dir, checked.adopted)  # a deferred CP0 baseline
+            if changes and not acting and art.active == node_id and art.epoch == epoch:
+                observed.record(art, node_id, changes, time=artifact.now())
             settled = transitions.settle(art, node_id, run.reserved, verdict,
                                          self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)

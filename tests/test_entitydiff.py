@@ -51,6 +51,22 @@ CASES = [
     ("class C:\n    def m(self): return 1", "class C:\n    @property\n    def m(self): return 1",
      [("C.m", "breaking", "property")]),
     ("def f(a): return a", "def f(a:\n", []),  # does not parse: nothing is read off it
+    # a class's field shape: what its methods set on the instance, what its body assigns
+    ("class C:\n    def __init__(self):\n        self.a = 1\n        self.b = 2",
+     "class C:\n    def __init__(self):\n        self.a = 1",
+     [("C.__init__", "behaviour", "body"), ("C", "breaking", "no longer sets .b")]),
+    ("class C:\n    def __init__(me):\n        me.a = G()\n        me.a.name = 'n'",
+     "class C:\n    def __init__(me):\n        me.a = G()",
+     [("C.__init__", "behaviour", "body"), ("C", "breaking", "no longer sets .a.name")]),
+    ("class C:\n    def __init__(self):\n        self.a = 1",  # set elsewhere: still set
+     "class C:\n    def __init__(self):\n        self.setup()\n"
+     "    def setup(self):\n        self.a, self.b = 1, 2",
+     [("C.__init__", "behaviour", "body"), ("C.setup", "compatible", "adds method")]),
+    ("class C:\n    a = 1\n    def m(self): return 1", "class C:\n    def m(self): return 1",
+     [("C", "behaviour", "body"), ("C", "breaking", "no longer sets .a")]),
+    ("class C:\n    def __init__(self):\n        self.a = 1",  # an annotation sets nothing
+     "class C:\n    a: int\n    def __init__(self):\n        pass",
+     [("C.__init__", "behaviour", "body"), ("C", "breaking", "no longer sets .a")]),
 ]
 
 

@@ -125,8 +125,15 @@ def test_a_compatible_edit_is_checked_alone_and_its_caller_follows(tmp_path: Pat
     assert verdict.merged_into is None
     assert any(line.startswith("compatible: pkg.pricing.total: adds optional parameter")
                for line in verdict.observed)
-    assert ("O2", "O1", "widen_before_rebind") in [
-        (e.from_, e.to, e.rule) for e in planner.artifact.edges]
+    # recorded with the verdict, no re-walk before the check (a compatible change merges
+    # nothing): the rules read it from the plan, `explain` shows the ladder's edge
+    art = planner.artifact
+    assert [(c.entity, c.kind) for c in (art.observed or {})["O2"]] == [
+        ("pkg.pricing.total", "compatible")]
+    assert [r.event for r in art.audit][-3:-1] == ["observed", "passed"]
+    proof = planner.explain("O2", "O1")
+    assert proof.holds
+    assert proof.goal == 'precedes("O2", "O1", "widen_before_rebind")'
     assert planner.next().node_id == "O1"  # type: ignore[union-attr]
 
 
@@ -347,3 +354,68 @@ def test_the_plan_lint_leaves_a_rewrite_of_an_existing_test_where_it_is(tmp_path
     (o2,) = [o for o in planner.obligations() if o.id == "O2"]
     assert o2.target_entity == "tests.test_sub.test_logging"
     assert not any("moved to" in r.change for r in planner.artifact.revision_history)
+
+
+BASE = ("class Group:\n    name = None\n\n\nclass Base:\n    def __init__(self, name):\n"
+        "        self.name = name\n        self.cli = Group()\n        self.cli.name = name\n")
+WEB = ("from pkg.base import Base\n\n\nclass Web(Base):\n    def command(self):\n"
+       "        return self.cli.name\n")
+OTHER = ("from pkg.base import Base\n\n\nclass Other(Base):\n    def __init__(self, name):\n"
+         "        super().__init__(name)\n        self.cli = object()\n")
+
+
+def _field_repo(tmp_path: Path, obligations: list[dict[str, object]],
+                web: str = WEB) -> tuple[Planner, Path]:
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": obligations}))
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/web.py": web,
+                                "pkg/other.py": OTHER, ".gitignore": "__pycache__/\n"})
+    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
+                          state_dir=tmp_path / "state", lint=False), repo
+
+
+def _stop_setting_cli(repo: Path) -> None:
+    """Base no longer sets `cli` on its instances (flask 5fdce4c331: the sansio Scaffold leaves
+    it to Flask and Blueprint); Web reads it, Other sets its own."""
+    (repo / "pkg" / "base.py").write_text(BASE.split("        self.cli = ")[0])
+
+
+def test_a_class_that_stops_setting_a_field_lands_with_its_planned_subclass(
+        tmp_path: Path) -> None:
+    """No signature changes, no word of the kind: the edit narrows Base's field shape, and the
+    planned subclass that does not set the field itself lands with it before any check."""
+    planner, repo = _field_repo(tmp_path, [ob("O1", "pkg.web.Web", "requirement"),
+                                           ob("O2", "pkg.base.Base", "requirement")])
+    assert planner.next().node_id == "O2"  # type: ignore[union-attr]
+    _stop_setting_cli(repo)
+    verdict = planner.complete("O2")
+    assert (verdict.merged_into, verdict.merged) == ("O1_atomic", ["O1"])
+    (change,) = [c for c in (planner.artifact.observed or {})["O2"] if c.fields]
+    assert (change.entity, change.kind, change.fields, change.consumers) == (
+        "pkg.base.Base", "breaking", ["cli"], ["pkg.web.Web"])  # Other sets its own
+
+
+def test_a_subclass_left_without_a_field_the_plan_does_not_hold_gets_its_rebind(
+        tmp_path: Path) -> None:
+    planner, repo = _field_repo(tmp_path, [ob("O1", "pkg.base.Base", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    _stop_setting_cli(repo)
+    planner.complete("O1")
+    added = [o for o in planner.obligations() if o.id != "O1"]
+    assert [o.target_entity for o in added] == ["pkg.web.Web"]
+    assert "a subclass left without .cli" in added[0].caused_by + added[0].evidence
+
+
+def test_a_field_every_subclass_sets_itself_is_no_breaking_change(tmp_path: Path) -> None:
+    web = WEB.replace("    def command", "    def __init__(self, name):\n"
+                      "        super().__init__(name)\n"
+                      "        self.cli = type('G', (), {'name': name})()\n\n    def command")
+    planner, repo = _field_repo(tmp_path, [ob("O1", "pkg.base.Base", "requirement")], web)
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    _stop_setting_cli(repo)
+    verdict = planner.complete("O1")
+    assert verdict.merged_into is None
+    assert [o.id for o in planner.obligations()] == ["O1"]
+    assert any(line.startswith("behaviour: pkg.base.Base no longer sets .cli")
+               and "every subclass in the repository sets it itself" in line
+               for line in verdict.observed)

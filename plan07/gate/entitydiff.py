@@ -82,6 +82,14 @@ class Definition:
     def returns(self) -> str:
         return "" if isinstance(self.node, ast.ClassDef) else _src(self.node.returns)
 
+    @cached_property
+    def state(self) -> frozenset[str]:
+        """A class's field shape: the attribute paths its own methods assign on the instance
+        (`self.cli = ...` -> `cli`, `self.cli.name = ...` -> `cli.name`) and the names its body
+        assigns (class attributes); empty for a function."""
+        n = self.node
+        return _state(n) if isinstance(n, ast.ClassDef) else frozenset()
+
 
 @dataclass(frozen=True)
 class Change:
@@ -90,6 +98,7 @@ class Change:
     what: str
     old: tuple[Param, ...] | None = None  # the call-visible parameters before and after, when
     new: tuple[Param, ...] | None = None  # a signature changed (call sites are checked on them)
+    fields: tuple[str, ...] = ()  # the instance attribute paths a class no longer sets
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,52 @@ def _fields(body: list[ast.stmt]) -> tuple[Param, ...]:
             continue
         out.append(Param(n.target.id, POS, _src(v) if v is not None else None))
     return tuple(out)
+
+
+def _path(node: ast.expr, me: str) -> str | None:
+    """`self.a.b` -> `a.b` (`me`: the method's first parameter); None for anything else."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    return ".".join(reversed(names)) if names and isinstance(node, ast.Name) \
+        and node.id == me else None
+
+
+def _targets(n: ast.AST) -> list[ast.expr]:
+    if isinstance(n, ast.Assign):
+        out: list[ast.expr] = []
+        for t in n.targets:
+            out += t.elts if isinstance(t, ast.Tuple | ast.List) else [t]
+        return out
+    if isinstance(n, ast.AnnAssign) and n.value is not None:
+        return [n.target]
+    return []
+
+
+def _state(cls: ast.ClassDef) -> frozenset[str]:
+    """The field shape of class `cls` (Definition.state)."""
+    out: set[str] = set()
+    for n in cls.body:
+        out.update(t.id for t in _targets(n) if isinstance(t, ast.Name))
+        if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) or not n.args.args or \
+                "staticmethod" in _decorators(n) or "classmethod" in _decorators(n):
+            continue
+        me = n.args.args[0].arg
+        for m in ast.walk(n):
+            out.update(p for t in _targets(m) if (p := _path(t, me)))
+    return frozenset(out)
+
+
+def unset_fields(source: str, qualname: str, fields: tuple[str, ...]) -> list[str] | None:
+    """Of `fields` (instance attribute paths), those class `qualname` of `source` does not set
+    itself (a path counts as set when it or a path above it is assigned: `self.cli = ...` sets
+    `cli.name`); None when the class is not found or the source does not parse."""
+    d = definitions(source).get(qualname)
+    if d is None or d.kind != "class":
+        return None
+    return [f for f in fields if not any(
+        f == s or f.startswith(s + ".") for s in d.state)]
 
 
 _EMPTY = _digest([])  # a body of `pass`, `...` or a docstring alone: no rename is read off it
@@ -417,6 +472,19 @@ def diff_module(old_source: str | None, new_source: str | None) -> list[Change]:
             out.append(c)
     out += [c for a in added if a not in renamed.values()
             if (c := classify(None, new[a], a)) is not None]
+    # a class that no longer sets an attribute on its instances: a field shape narrowed (an
+    # instance of it, or of a subclass that does not set it itself, lacks it); read only where
+    # the class's source changed
+    for q in old:
+        o, n = old[q], new.get(q)
+        if n is None or o.kind != "class" or n.kind != "class" or o.text == n.text:
+            continue
+        gone = sorted(o.state - n.state)
+        gone = [f for f in gone if not any(f.startswith(g + ".") for g in gone)]
+        if gone:
+            out.append(Change(q, "breaking", f"{q} no longer sets "
+                              f"{', '.join('.' + f for f in gone)} on its instances",
+                              fields=tuple(gone)))
     # a class's own line counts only for its constructor or its class-level body: a method's
     # change is the method's
     touched = {c.qualname for c in out}

@@ -20,6 +20,7 @@ from plan07.gate.entitydiff import (
     overrides,
     signature_breaks,
     still_binds,
+    unset_fields,
 )
 from plan07.model import Evidence, ObservedChange, ReconNode
 
@@ -95,7 +96,12 @@ def observe(repo: Path, base: str | None, tree: str | None,
         for c in diff_module(before.get(p), after.get(p)):
             entity = f"{mod}.{c.qualname}"
             kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
-            if kind == "breaking" and c.old is not None and c.new is not None:
+            if kind == "breaking" and c.fields:
+                broken = _subclasses_left_unset(repo, tree, entity, c.fields, evidence, nodes)
+                if not broken:
+                    kind, what = "behaviour", f"{what} (every subclass in the repository sets " \
+                                              "it itself)"
+            elif kind == "breaking" and c.old is not None and c.new is not None:
                 broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence, nodes)
                 broken += [x for x in _broken_overrides(repo, tree, entity, c.new, nodes,
                                                         modules) if x not in broken]
@@ -104,7 +110,9 @@ def observe(repo: Path, base: str | None, tree: str | None,
             out.append(ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
                                       what=what[: caps.FIELD_MAX_CHARS],
                                       file=p[: caps.FIELD_MAX_CHARS],
-                                      consumers=broken[: caps.MAX_OBLIGATIONS]))
+                                      consumers=broken[: caps.MAX_OBLIGATIONS],
+                                      fields=list(c.fields[: caps.MAX_OBLIGATIONS])
+                                      if kind == "breaking" else []))
     return out
 
 
@@ -174,6 +182,42 @@ def _broken_overrides(repo: Path, tree: str, entity: str, new: tuple[Param, ...]
             owner = next((x for x in [where, *_module_chain(where)] if x in nodes), mod)
             if owner not in out:
                 out.append(owner)
+    return out
+
+
+def _subclasses_left_unset(repo: Path, tree: str, entity: str, fields: tuple[str, ...],
+                           evidence: Evidence, nodes: dict[str, ReconNode]) -> list[str]:
+    """The subclasses of class `entity` (recon `inherits` edges, followed down) whose instances
+    lack some of `fields` now that `entity` no longer sets them: neither they nor a class
+    between them and `entity` set it, read from `tree`. A subclass whose source cannot be read
+    counts as lacking them. `nodes`: recon's, by id."""
+    children: dict[str, list[str]] = {}
+    for e in evidence.recon.edges:
+        if e.kind == "inherits":
+            children.setdefault(e.dst, []).append(e.src)
+    seen, todo = {entity}, [entity]
+    while todo:
+        todo = [c for x in todo for c in sorted(children.get(x, [])) if c not in seen]
+        seen.update(todo)
+    files = sorted({f for x in seen if (f := nodes[x].file if x in nodes else None)})
+    texts = read_blobs(repo, tree, files[:MAX_FILES])
+    out: list[str] = []
+    level = [(entity, fields)]
+    while level:
+        below = []
+        for parent, unset in level:
+            for x in sorted(children.get(parent, [])):
+                n = nodes.get(x)
+                text = texts.get(n.file) if n is not None and n.file else None
+                mod = next((m for m in _module_chain(x) if nodes.get(m)
+                            and nodes[m].kind == "module"), None)
+                left = None if text is None or mod is None else unset_fields(
+                    text, x[len(mod) + 1:], unset)
+                left = list(unset) if left is None else left
+                if left and x not in out:
+                    out.append(x)
+                    below.append((x, tuple(left)))
+        level = below
     return out
 
 

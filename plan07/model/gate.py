@@ -26,6 +26,9 @@ class ObservedChange(Strict):
     file: Annotated[str, StringConstraints(max_length=caps.FIELD_MAX_CHARS)] = ""
     # a breaking change: the recon consumers whose calls no longer bind (or cannot be read)
     consumers: Annotated[list[Entity], Field(max_length=caps.MAX_OBLIGATIONS)] = []
+    # a class that no longer sets these attribute paths on its instances (its consumers: the
+    # subclasses left without them)
+    fields: Annotated[list[Entity], Field(max_length=caps.MAX_OBLIGATIONS)] = []
 
 
 class GateRecord(Strict):

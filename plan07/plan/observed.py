@@ -84,7 +84,8 @@ def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
         for x in c.consumers:  # its calls, or its override, no longer bind (plan07.gate.observe)
             if x in out or x not in known or any(covers(t, x) for t in targets):
                 continue
-            how = f"recon {via[x]}" if x in via else "an override in the old form"
+            how = (f"a subclass left without .{c.fields[0]}" if c.fields
+                   else f"recon {via[x]}" if x in via else "an override in the old form")
             out[x] = ImpactEdge(src=c.entity, dst=x, relation=f"observed change, {how}"[:64],
                                 cause="sig_change", confidence=0.9)
     return [out[k] for k in sorted(out)][:MAX_ADDED]
@@ -115,22 +116,50 @@ def add_consumers(art: PlanArtifact, cause: str, edges: Sequence[ImpactEdge],
 
 def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
                    evidence: Evidence) -> bool:
-    """Whether the rules could act on `changes` (a cheap test before the re-walk): an interface
-    change, or a behaviour change while a pending obligation targets tests; and not what the
-    plan already acted on (a merged step's own changes, read again at its `complete`)."""
+    """Whether the rules could make the node one step with pending work (a cheap test before the
+    re-walk, which costs more than reading the edit): a breaking change, or a behaviour change
+    while a pending obligation targets tests; and not what the plan already acted on (a merged
+    step's own changes, read again at its `complete`).
+
+    A change observed compatible (every old call still binds) is no such case: by the ladder it
+    orders its consumers after the node (widen before rebind), and at `complete` the handed-out
+    node is ahead of every pending obligation already. It is recorded with the verdict
+    (`record`), and every later re-walk (a merge, a replan, feedback) and `explain` read it."""
     mine = set(artifact.node(art, node_id).members or [node_id])
     seen = {(c.entity, c.kind) for o, cs in (art.observed or {}).items() if o in mine
             for c in cs}
     if {(c.entity, c.kind) for c in changes} <= seen:
         return False
-    if any(c.kind in ("compatible", "breaking") for c in changes):
+    if any(c.kind == "breaking" for c in changes):
         return True
+    if not any(c.kind == "behaviour" for c in changes):
+        return False
     tests = {n.id for n in evidence.recon.nodes if n.kind == "test"}
     pending = [o for n in art.nodes if n.state != "complete"
                for o in (art.collapsed.get(n.id) or [n])]
-    return any(c.kind == "behaviour" for c in changes) and any(
-        any(covers(o.target_entity, t) for t in tests) for o in pending
-        if o.obligation == "modify")
+    return any(any(covers(o.target_entity, t) for t in tests) for o in pending
+               if o.obligation == "modify")
+
+
+def record(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange], *,
+           time: str) -> list[Obligation]:
+    """Record `changes` as what `node_id`'s edit did (replacing what an earlier attempt of it
+    recorded), each under the member obligation holding it, with an audit row; the members."""
+    members = art.collapsed.get(node_id) or [
+        o for o in artifact.obligations_of(art) if o.id == node_id]
+    observed = {k: v for k, v in (art.observed or {}).items()
+                if k not in {o.id for o in members}}
+    for c in changes:
+        observed.setdefault(_owner(members, c), []).append(c)
+    art.observed = observed
+    artifact.record(art, node_id, "observed", f"observed before the check: {_lines(changes)}",
+                    time=time)
+    return members
+
+
+def _lines(changes: Sequence[ObservedChange]) -> str:
+    more = f" (+{len(changes) - 4} more)" if len(changes) > 4 else ""
+    return "; ".join(f"{c.kind}: {c.what}" for c in changes[:4]) + more
 
 
 def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
@@ -143,18 +172,9 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
     from plan07.plan.revise import rewalk_scope, splice_edges
 
     node = artifact.node(art, node_id)
-    members = art.collapsed.get(node_id) or [
-        o for o in artifact.obligations_of(art) if o.id == node_id]
-    observed = {k: v for k, v in (art.observed or {}).items()
-                if k not in {o.id for o in members}}
-    for c in changes:
-        observed.setdefault(_owner(members, c), []).append(c)
-    art.observed = observed
+    members = record(art, node_id, changes, time=time)
     owners = sort_ids({_owner(members, c) for c in changes})
     lines = "; ".join(f"{c.kind}: {c.what}" for c in changes[:4])
-    more = f" (+{len(changes) - 4} more)" if len(changes) > 4 else ""
-    artifact.record(art, node_id, "observed", f"observed before the check: {lines}{more}",
-                    time=time)
     if art.ordering is False:  # the §7.5 ablation of the rules: recorded, nothing derived from it
         return Adapted(tuple(changes))
     edges = unplanned_consumers(art, changes, evidence)
