@@ -191,6 +191,31 @@ def test_a_behaviour_change_lands_with_the_planned_rewrite_of_its_tests(tmp_path
     assert any(line.startswith("behaviour:") for line in verdict.observed)
 
 
+def test_the_rewritten_tests_bring_every_pending_change_they_exercise(tmp_path: Path) -> None:
+    """The planned rewrite of tests/test_cart.py lands with the observed behaviour change of
+    total; those tests exercise pkg.fmt.money too, whose planned change has not landed (no edge
+    links it to total): the rewritten tests cannot pass without it, so it joins the step (jinja
+    cc792d8c91: tests/test_imports.py and environment.py)."""
+    replay = tmp_path / "completion.json"
+    replay.write_text(json.dumps({"obligations": [
+        ob("O1", "pkg.pricing.total"), ob("O2", "pkg.fmt.money"), ob("O3", "tests.test_cart")]}))
+    repo = make_repo(tmp_path, {
+        "pkg/__init__.py": "", "pkg/pricing.py": PRICING,
+        "pkg/fmt.py": "def money(x):\n    return f'{x:.2f}'\n",
+        "tests/test_cart.py": "from pkg.fmt import money\nfrom pkg.pricing import total\n\n\n"
+                              "def test_checkout():\n    assert money(total([1, 2])) == '3.00'\n",
+        ".gitignore": "__pycache__/\n"})
+    planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
+                             state_dir=tmp_path / "state", lint=False)
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "pkg" / "pricing.py").write_text(
+        "def total(items, discount=0):\n    return max(sum(items) - discount, 0)\n")
+    verdict = planner.complete("O1")
+    assert (verdict.merged_into, verdict.merged) == ("O1_atomic", ["O2", "O3"])
+    proof = planner.explain("O2", "O3", violation="behaviour_change")
+    assert proof.holds
+
+
 def test_a_merged_step_that_grows_at_its_complete_is_not_checked_half_done(
         tmp_path: Path) -> None:
     """O1's behaviour change joins the rewrite of its tests (O1_atomic); the step's own edit

@@ -321,8 +321,9 @@ def _detail(kind: str, a: str, b: str, model: Facts) -> str:
                               f"targets {b}: the repo would break at that step",
         "breaking_change": f"{a} makes a breaking change with no widening step and {b} rebinds "
                            "to it: the scheduler runs them as one atomic step",
-        "behaviour_change": f"{a}'s edit changes the behaviour of what {b}'s tests exercise, "
-                            "and {b} rewrites them: the scheduler runs them as one atomic step",
+        "behaviour_change": f"{b} rewrites tests that exercise what {a} changes (its edit "
+                            "observed to change their behaviour, or landing with one that was): "
+                            "the scheduler runs them as one atomic step",
     }.get(kind, "")
 
 

@@ -197,6 +197,16 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
     done = {m for n in art.nodes if n.state == "complete" for m in {n.id, *n.members}}
     fresh = [v for v in walked.violations if set(v.nodes) & set(owners)
              and not (v.kind in ATOMIC_KINDS and set(v.nodes) & done)]
+    # and the atomic ones joined to those (tests landing with the change join every pending
+    # change they exercise: rule tests_land_with_all_they_exercise)
+    linked = {n for v in fresh if v.kind in ATOMIC_KINDS for n in v.nodes}
+    grown = True
+    while grown:
+        more = [v for v in walked.violations if v not in fresh and v.kind in ATOMIC_KINDS
+                and set(v.nodes) & linked and not set(v.nodes) & done]
+        fresh += more
+        linked.update(n for v in more for n in v.nodes)
+        grown = bool(more)
     # a step merged to land as one stays one until its check: read again at its complete, a
     # breaking change whose consumers landed with it binds (compatible now), which must not
     # split the step the edit was made for (its members checked apart, the hand-out gone)
