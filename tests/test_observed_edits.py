@@ -191,19 +191,27 @@ def test_a_behaviour_change_lands_with_the_planned_rewrite_of_its_tests(tmp_path
     assert any(line.startswith("behaviour:") for line in verdict.observed)
 
 
-def test_the_rewritten_tests_bring_every_pending_change_they_exercise(tmp_path: Path) -> None:
+CART_TEST = ("from pkg.fmt import money\nfrom pkg.pricing import total\n\n\n"
+             "def test_checkout():\n    assert money(total([1, 2])) == '3.00'\n")
+
+
+@pytest.mark.parametrize("test", [
+    CART_TEST,
+    # it reaches money through the module alone: recon links no test to it, the import does
+    CART_TEST.replace("from pkg.fmt import money", "from pkg import fmt").replace(
+        "money(total", "getattr(fmt, 'mo' + 'ney')(total")], ids=["calls", "imports"])
+def test_the_rewritten_tests_bring_every_pending_change_they_exercise(
+        tmp_path: Path, test: str) -> None:
     """The planned rewrite of tests/test_cart.py lands with the observed behaviour change of
     total; those tests exercise pkg.fmt.money too, whose planned change has not landed (no edge
     links it to total): the rewritten tests cannot pass without it, so it joins the step (jinja
-    cc792d8c91: tests/test_imports.py and environment.py)."""
+    cc792d8c91: tests/test_imports.py with environment.py, runtime.py, compiler.py)."""
     replay = tmp_path / "completion.json"
     replay.write_text(json.dumps({"obligations": [
         ob("O1", "pkg.pricing.total"), ob("O2", "pkg.fmt.money"), ob("O3", "tests.test_cart")]}))
     repo = make_repo(tmp_path, {
         "pkg/__init__.py": "", "pkg/pricing.py": PRICING,
-        "pkg/fmt.py": "def money(x):\n    return f'{x:.2f}'\n",
-        "tests/test_cart.py": "from pkg.fmt import money\nfrom pkg.pricing import total\n\n\n"
-                              "def test_checkout():\n    assert money(total([1, 2])) == '3.00'\n",
+        "pkg/fmt.py": "def money(x):\n    return f'{x:.2f}'\n", "tests/test_cart.py": test,
         ".gitignore": "__pycache__/\n"})
     planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
                              state_dir=tmp_path / "state", lint=False)

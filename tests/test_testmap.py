@@ -47,6 +47,17 @@ def test_a_target_tests_are_the_test_modules_importing_it_when_recon_links_none(
     assert tm.tests_for("pkg.io.load") == []  # no test imports it
 
 
+def test_a_module_named_like_a_test_that_defines_none_checks_nothing(tmp_path: Path) -> None:
+    """jinja's examples/basic/test_*.py are scripts: pytest collects no test from them (exit
+    5), so they are no check of what they import; the test module that has tests is."""
+    files = {**PKG, "examples/basic/test_io.py": "from pkg.io import load\n\nload(__file__)\n",
+             # reaches load through its module object: recon links no test to it
+             "tests/test_io.py": "import pkg.io\n\n\ndef test_load(make_path):\n"
+                                 "    assert make_path(pkg.io)\n"}
+    tm = TestMap(build_evidence(write(tmp_path, files)))
+    assert tm.tests_for("pkg.io.load") == ["tests/test_io.py"]
+
+
 def test_a_new_test_goes_into_the_test_module_named_after_its_module(tm: TestMap) -> None:
     assert tm.home("pkg.calc.Calc.add") == "tests/test_calc.py"
     assert tm.home("pkg.io.load") is None

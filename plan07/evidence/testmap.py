@@ -84,6 +84,7 @@ class TestMap:
         self.nodes = {n.id: n for n in evidence.recon.nodes}
         self.ids = sorted(self.nodes)
         test_files = {n.file for n in evidence.recon.nodes if n.kind == "test" and n.file}
+        self._with_tests = test_files  # the files defining at least one test
         self.test_modules: dict[str, str] = {}  # test module id -> its file
         for n in evidence.recon.nodes:
             if n.kind == "module" and n.file and (
@@ -151,12 +152,15 @@ class TestMap:
 
     def importing(self, entity: str, limit: int | None = TARGET_TEST_FILES) -> list[str]:
         """The files of the test modules importing `entity`'s module or a name defined in it,
-        closest first (the module docstring); at most `limit` (None: all)."""
+        closest first (the module docstring); at most `limit` (None: all). A module named like a
+        test that defines none (jinja's examples/basic/test_*.py scripts) is left out: running
+        it proves nothing (pytest collects no test, exit 5)."""
         mod = self.module(entity)
         if mod is None:
             return []
         own = {t for x in self.inside(entity) for t in self._importers.get(x, ())}
-        every = {t for x in self.inside(mod) for t in self._importers.get(x, ())}
+        every = {t for x in self.inside(mod) for t in self._importers.get(x, ())
+                 if self.test_modules[t] in self._with_tests}
         every -= {mod}
         mod_file = self.nodes[mod].file or ""
         ranked = sorted(every, key=lambda t: (

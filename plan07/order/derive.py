@@ -194,8 +194,12 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
             fs.add("observed_consumer", (c.entity, x), f"observed: {x} no longer binds to "
                    f"{c.entity} as {oid}'s edit left it (a call, or an override)")
     _part_of(fs, [o.target_entity for o in obligations] + [c.entity for _, c in seen], evidence)
-    _tested_through_imports(fs, obligations, [c.entity for _, c in seen
-                                              if c.kind == "behaviour"], evidence)
+    behaviour = [c.entity for _, c in seen if c.kind == "behaviour"]
+    # with a behaviour change observed, the planned modifies' targets too: the tests landing
+    # with it bring the pending changes they exercise (rule tests_land_with_all_they_exercise)
+    _tested_through_imports(fs, obligations, behaviour + [
+        o.target_entity for o in obligations if behaviour and o.obligation == "modify"],
+        evidence)
     for o in obligations:
         _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files,
                           words_of(o, role_facts))
@@ -203,7 +207,8 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
 
 def _tested_through_imports(fs: FactSet, obligations: Sequence[Obligation],
                             changed: Sequence[str], evidence: Evidence) -> None:
-    """imports_tested(E, T) for an entity E whose behaviour an edit was observed to change and a
+    """imports_tested(E, T) for an entity E whose behaviour an edit was observed to change (or,
+    once one was, a planned modify's target) and a
     modify obligation's target T in a test module that imports E's module, or imports a module
     that does (one step, through modules, as the regression run's scope reads it): its tests
     run E's new behaviour though recon links none of them to E (packaging's
