@@ -42,40 +42,62 @@ def _module_of(path: str, modules: dict[str, str]) -> str:
     return module_name(path)[0]
 
 
-def changed_python_files(repo: Path, base: str, tree: str) -> list[str]:
-    """The .py paths that differ between tree-ishes `base` and `tree` (added, changed, deleted,
-    renamed: both names), sorted."""
-    from plan07.store.git import git
-
-    out = git(repo, "diff-tree", "-r", "--no-commit-id", "--name-only", "-z", "--no-renames",
-              "--relative", base, tree)
-    return sorted(p for p in out.split("\0") if p.endswith(".py"))
-
-
 def read_blobs(repo: Path, treeish: str, paths: list[str]) -> dict[str, str | None]:
     """Each path's text in `treeish` (None: absent there, or not UTF-8), one `git cat-file
     --batch` for all of them, at most MAX_BYTES in all."""
+    return dict(zip(paths, _texts(repo, [f"{treeish}:{p}" for p in paths]), strict=True))
+
+
+def _texts(repo: Path, specs: list[str]) -> list[str | None]:
+    """The text of each object `specs` names (None: missing, not UTF-8, or past MAX_BYTES in
+    all), one `git cat-file --batch`."""
     from plan07.store.git import cat_batch
 
-    if not paths:
-        return {}
-    out: dict[str, str | None] = {}
-    data, pos, budget = cat_batch(repo, [f"{treeish}:{p}" for p in paths]), 0, MAX_BYTES
-    for p in paths:
+    if not specs:
+        return []
+    out: list[str | None] = []
+    data, pos, budget = cat_batch(repo, specs), 0, MAX_BYTES
+    for _ in specs:
         end = data.find(b"\n", pos)
         header = data[pos:end].split()
         pos = end + 1
         if len(header) < 3 or header[-1] == b"missing":
-            out[p] = None
+            out.append(None)
             continue
         size = int(header[2])
         blob, pos = data[pos:pos + size], pos + size + 1
         budget -= size
         try:
-            out[p] = blob.decode("utf-8") if budget >= 0 else None
+            out.append(blob.decode("utf-8") if budget >= 0 else None)
         except UnicodeDecodeError:
-            out[p] = None
+            out.append(None)
     return out
+
+
+def changed_texts(repo: Path, base: str, tree: str) -> dict[str, tuple[str | None, str | None]]:
+    """Each .py path that differs between tree-ishes `base` and `tree` (added, changed, deleted;
+    no renames), sorted, at most MAX_FILES, with its text before and after (None: absent, or
+    not a readable blob): one `git diff-tree --raw` and one `git cat-file --batch` for both
+    sides."""
+    from plan07.store.git import git
+
+    out = git(repo, "diff-tree", "-r", "--no-commit-id", "--raw", "-z", "--no-renames",
+              "--relative", base, tree).split("\0")
+    entries: list[tuple[str, str | None, str | None]] = []
+    for meta, path in zip(out[::2], out[1::2], strict=False):
+        parts = meta.lstrip(":").split()
+        if len(parts) < 4 or not path.endswith(".py"):
+            continue
+
+        def blob(mode: str, sha: str) -> str | None:  # a file (not a link, a submodule)
+            return sha if mode in ("100644", "100755") and sha.strip("0") else None
+
+        entries.append((path, blob(parts[0], parts[2]), blob(parts[1], parts[3])))
+    entries = sorted(entries)[:MAX_FILES]
+    shas = [x for _, a, b in entries for x in (a, b) if x]
+    texts = dict(zip(shas, _texts(repo, shas), strict=True))
+    return {p: (texts.get(a) if a else None, texts.get(b) if b else None)
+            for p, a, b in entries}
 
 
 def observe(repo: Path, base: str | None, tree: str | None,
@@ -84,16 +106,15 @@ def observe(repo: Path, base: str | None, tree: str | None,
     (a git tree id); [] outside git, or when nothing is known to compare with."""
     if not base or not tree or tree.startswith("stat:"):
         return []
-    paths = changed_python_files(repo, base, tree)[:MAX_FILES]
-    if not paths:
+    texts = changed_texts(repo, base, tree)
+    if not texts:
         return []
     nodes = {n.id: n for n in evidence.recon.nodes}
     modules = {n.file: n.id for n in evidence.recon.nodes if n.kind == "module" and n.file}
-    before, after = read_blobs(repo, base, paths), read_blobs(repo, tree, paths)
     out: list[ObservedChange] = []
-    for p in paths:
+    for p, (before, after) in texts.items():
         mod = _module_of(p, modules)
-        for c in diff_module(before.get(p), after.get(p)):
+        for c in diff_module(before, after):
             entity = f"{mod}.{c.qualname}"
             kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
             if kind == "breaking" and c.fields:
