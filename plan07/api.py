@@ -245,7 +245,7 @@ class Planner(PlanReader):
             art = tx.art
             gate.keep_adopted(art, self.state_dir, checked.adopted)  # a deferred CP0 baseline
             if changes and not acting and art.active == node_id and art.epoch == epoch:
-                observed.record(art, node_id, changes, time=artifact.now())
+                observed.keep_changes(art, node_id, changes, time=artifact.now())
             settled = transitions.settle(art, node_id, run.reserved, verdict,
                                          self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)

@@ -124,7 +124,8 @@ def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedCh
     A change observed compatible (every old call still binds) is no such case: by the ladder it
     orders its consumers after the node (widen before rebind), and at `complete` the handed-out
     node is ahead of every pending obligation already. It is recorded with the verdict
-    (`record`), and every later re-walk (a merge, a replan, feedback) and `explain` read it."""
+    (`keep_changes`), and every later re-walk (a merge, a replan, feedback) and `explain` read
+    it."""
     mine = set(artifact.node(art, node_id).members or [node_id])
     seen = {(c.entity, c.kind) for o, cs in (art.observed or {}).items() if o in mine
             for c in cs}
@@ -141,7 +142,7 @@ def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedCh
                if o.obligation == "modify")
 
 
-def record(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange], *,
+def keep_changes(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange], *,
            time: str) -> list[Obligation]:
     """Record `changes` as what `node_id`'s edit did (replacing what an earlier attempt of it
     recorded), each under the member obligation holding it, with an audit row; the members."""
@@ -172,7 +173,7 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
     from plan07.plan.revise import rewalk_scope, splice_edges
 
     node = artifact.node(art, node_id)
-    members = record(art, node_id, changes, time=time)
+    members = keep_changes(art, node_id, changes, time=time)
     owners = sort_ids({_owner(members, c) for c in changes})
     lines = "; ".join(f"{c.kind}: {c.what}" for c in changes[:4])
     if art.ordering is False:  # the §7.5 ablation of the rules: recorded, nothing derived from it
