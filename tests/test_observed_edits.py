@@ -452,3 +452,17 @@ def test_a_field_every_subclass_sets_itself_is_no_breaking_change(tmp_path: Path
     assert any(line.startswith("behaviour: pkg.base.Base no longer sets .cli")
                and "every subclass in the repository sets it itself" in line
                for line in verdict.observed)
+
+
+def test_a_removed_or_renamed_test_is_no_breaking_change(tmp_path: Path) -> None:
+    """Nothing calls a test: its removal (or rename) breaks no consumer, so it asks for no
+    re-walk and merges nothing (jinja be83e7e06c renames a test method of test_filters)."""
+    planner, repo = plan(tmp_path, [ob("O1", "tests.test_pricing", "requirement")])
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "tests" / "test_pricing.py").write_text(
+        "from pkg.pricing import total\n\n\ndef test_total_with_discount():\n"
+        "    assert total([1, 2], 1) == 2\n")
+    verdict = planner.complete("O1")
+    assert verdict.merged_into is None
+    assert "behaviour: renames function tests.test_pricing.test_total to " \
+           "test_total_with_discount (a test: no code calls it)" in verdict.observed

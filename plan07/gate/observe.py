@@ -111,29 +111,34 @@ def observe(repo: Path, base: str | None, tree: str | None,
         return []
     nodes = {n.id: n for n in evidence.recon.nodes}
     modules = {n.file: n.id for n in evidence.recon.nodes if n.kind == "module" and n.file}
+    changes = [(p, f"{_module_of(p, modules)}.{c.qualname}", c)
+               for p, (before, after) in texts.items() for c in diff_module(before, after)]
+    # the subclasses overriding a method whose signature broke, in a form the new calls do not
+    # fit: one grep for every such method, each file parsed once
+    queries = {e: c.new for _, e, c in changes if c.kind == "breaking" and c.old is not None
+               and c.new is not None and _method_of_class(e, nodes)}
+    overridden = _broken_overrides(repo, tree, queries, nodes, modules)
     out: list[ObservedChange] = []
-    for p, (before, after) in texts.items():
-        mod = _module_of(p, modules)
-        for c in diff_module(before, after):
-            entity = f"{mod}.{c.qualname}"
-            kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
-            if kind == "breaking" and c.fields:
-                broken = _subclasses_left_unset(repo, tree, entity, c.fields, evidence, nodes)
-                if not broken:
-                    kind, what = "behaviour", f"{what} (every subclass in the repository sets " \
-                                              "it itself)"
-            elif kind == "breaking" and c.old is not None and c.new is not None:
-                broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence, nodes)
-                broken += [x for x in _broken_overrides(repo, tree, entity, c.new, nodes,
-                                                        modules) if x not in broken]
-                if not broken:
-                    kind, what = "compatible", f"{what} (every call in the repository binds)"
-            out.append(ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
-                                      what=what[: caps.FIELD_MAX_CHARS],
-                                      file=p[: caps.FIELD_MAX_CHARS],
-                                      consumers=broken[: caps.MAX_OBLIGATIONS],
-                                      fields=list(c.fields[: caps.MAX_OBLIGATIONS])
-                                      if kind == "breaking" else []))
+    for p, entity, c in changes:
+        kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
+        if kind == "breaking" and nodes.get(entity) is not None and nodes[entity].kind == "test":
+            kind, what = "behaviour", f"{what} (a test: no code calls it)"
+        elif kind == "breaking" and c.fields:
+            broken = _subclasses_left_unset(repo, tree, entity, c.fields, evidence, nodes)
+            if not broken:
+                kind, what = "behaviour", f"{what} (every subclass in the repository sets it " \
+                                          "itself)"
+        elif kind == "breaking" and c.old is not None and c.new is not None:
+            broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence, nodes)
+            broken += [x for x in overridden.get(entity, []) if x not in broken]
+            if not broken:
+                kind, what = "compatible", f"{what} (every call in the repository binds)"
+        out.append(ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
+                                  what=what[: caps.FIELD_MAX_CHARS],
+                                  file=p[: caps.FIELD_MAX_CHARS],
+                                  consumers=broken[: caps.MAX_OBLIGATIONS],
+                                  fields=list(c.fields[: caps.MAX_OBLIGATIONS])
+                                  if kind == "breaking" else []))
     return out
 
 
@@ -168,41 +173,50 @@ def _broken_callers(repo: Path, tree: str, entity: str, old: tuple[Param, ...],
     return broken
 
 
-def _broken_overrides(repo: Path, tree: str, entity: str, new: tuple[Param, ...],
-                       nodes: dict[str, ReconNode], modules: dict[str, str]) -> list[str]:
-    """The definitions holding a subclass that overrides method `entity` in a form the new calls
-    do not bind to (CodePlan's inheritance dependency: the base now calls the override as it
-    calls itself). Read from `tree`: the .py files naming the method (`git grep -w`, at most
-    MAX_FILES), each parsed once; each named by its closest enclosing recon node (a test
-    function making the subclass, else the class, else its module). A constructor is no such
-    case: a subclass's `__init__` is its own interface. `nodes`: recon's by id; `modules`: its
-    module ids by file."""
+def _method_of_class(entity: str, nodes: dict[str, ReconNode]) -> bool:
+    """`entity` is a method (not a dunder) of a class recon knows."""
+    cls_path, _, method = entity.rpartition(".")
+    return bool(method) and not method.startswith("__") and cls_path in nodes \
+        and nodes[cls_path].kind == "class"
+
+
+def _broken_overrides(repo: Path, tree: str, queries: dict[str, tuple[Param, ...]],
+                      nodes: dict[str, ReconNode],
+                      modules: dict[str, str]) -> dict[str, list[str]]:
+    """For each method of `queries` (its new call-visible parameters), the definitions holding a
+    subclass that overrides it in a form the new calls do not bind to (CodePlan's inheritance
+    dependency: the base now calls the override as it calls itself). Read from `tree`: the .py
+    files naming any of the methods (one `git grep -w`, at most MAX_FILES), each parsed once;
+    each named by its closest enclosing recon node (a test function making the subclass, else
+    the class, else its module). A constructor is no such case: a subclass's `__init__` is its
+    own interface. `nodes`: recon's by id; `modules`: its module ids by file."""
     from plan07.store.git import git
 
-    cls_path, _, method = entity.rpartition(".")
-    cls = cls_path.rpartition(".")[2]
-    if not cls or method.startswith("__"):
-        return []
-    if cls_path not in nodes or nodes[cls_path].kind != "class":
-        return []  # not a method of a class recon knows
+    methods = sorted({e.rpartition(".")[2] for e in queries})
+    if not methods:
+        return {}
     try:
-        listed = git(repo, "grep", "-l", "-w", "-F", "-e", method, tree, "--", "*.py")
-    except PlanStateError:  # exit 1: no file names it
-        return []
+        listed = git(repo, "grep", "-l", "-w", "-F", *(a for m in methods for a in ("-e", m)),
+                     tree, "--", "*.py")
+    except PlanStateError:  # exit 1: no file names them
+        return {}
     files = sorted({line.partition(":")[2] for line in listed.splitlines() if ":" in line})
-    texts = read_blobs(repo, tree, files[:MAX_FILES])
-    out: list[str] = []
-    for f, text in texts.items():
+    out: dict[str, list[str]] = {}
+    for f, text in read_blobs(repo, tree, files[:MAX_FILES]).items():
         if text is None:
             continue
         mod = _module_of(f, modules)
-        for path, params in overrides(text, cls, method):
-            where = f"{mod}.{path}"
-            if where == cls_path or not signature_breaks(new, params):
-                continue  # the class itself, or an override the new calls still bind to
-            owner = next((x for x in [where, *_module_chain(where)] if x in nodes), mod)
-            if owner not in out:
-                out.append(owner)
+        for entity, new in queries.items():
+            cls_path, _, method = entity.rpartition(".")
+            if method not in text:
+                continue
+            for path, params in overrides(text, cls_path.rpartition(".")[2], method):
+                where = f"{mod}.{path}"
+                if where == cls_path or not signature_breaks(new, params):
+                    continue  # the class itself, or an override the new calls still bind to
+                owner = next((x for x in [where, *_module_chain(where)] if x in nodes), mod)
+                if owner not in out.setdefault(entity, []):
+                    out[entity].append(owner)
     return out
 
 
