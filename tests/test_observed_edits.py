@@ -55,11 +55,14 @@ def ob(i: str, target: str, why: str = "requirement") -> dict[str, object]:
             "validation": "compile"}
 
 
-def plan(tmp_path: Path, obligations: list[dict[str, object]]) -> tuple[Planner, Path]:
+def plan(tmp_path: Path, obligations: list[dict[str, object]],
+         files: dict[str, str] | None = None) -> tuple[Planner, Path]:
+    """A plan of `obligations` (replayed: the order alone, no lint) over a repository of `files`
+    (default: the cart and its pricing)."""
     replay = tmp_path / "completion.json"
     replay.write_text(json.dumps({"obligations": obligations}))
-    repo = make_repo(tmp_path)
-    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",  # the order alone
+    repo = make_repo(tmp_path, files)
+    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
                           state_dir=tmp_path / "state", lint=False), repo
 
 
@@ -206,15 +209,12 @@ def test_the_rewritten_tests_bring_every_pending_change_they_exercise(
     total; those tests exercise pkg.fmt.money too, whose planned change has not landed (no edge
     links it to total): the rewritten tests cannot pass without it, so it joins the step (jinja
     cc792d8c91: tests/test_imports.py with environment.py, runtime.py, compiler.py)."""
-    replay = tmp_path / "completion.json"
-    replay.write_text(json.dumps({"obligations": [
-        ob("O1", "pkg.pricing.total"), ob("O2", "pkg.fmt.money"), ob("O3", "tests.test_cart")]}))
-    repo = make_repo(tmp_path, {
-        "pkg/__init__.py": "", "pkg/pricing.py": PRICING,
-        "pkg/fmt.py": "def money(x):\n    return f'{x:.2f}'\n", "tests/test_cart.py": test,
-        ".gitignore": "__pycache__/\n"})
-    planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
-                             state_dir=tmp_path / "state", lint=False)
+    planner, repo = plan(
+        tmp_path, [ob("O1", "pkg.pricing.total"), ob("O2", "pkg.fmt.money"),
+                   ob("O3", "tests.test_cart")],
+        {"pkg/__init__.py": "", "pkg/pricing.py": PRICING,
+         "pkg/fmt.py": "def money(x):\n    return f'{x:.2f}'\n", "tests/test_cart.py": test,
+         ".gitignore": "__pycache__/\n"})
     assert planner.next().node_id == "O1"  # type: ignore[union-attr]
     (repo / "pkg" / "pricing.py").write_text(
         "def total(items, discount=0):\n    return max(sum(items) - discount, 0)\n")
@@ -269,12 +269,8 @@ def test_a_merged_step_whose_change_binds_once_its_caller_landed_stays_one_step(
                              "    return enclosing(x)\n",
              "tests/test_parse.py": "from pkg.parse import parse\n\n\ndef test_parse():\n"
                                     "    assert parse('a')\n"}
-    repo = make_repo(tmp_path, files)
-    replay = tmp_path / "completion.json"
-    replay.write_text(json.dumps({"obligations": [ob("O1", "pkg.parse.parse"),
-                                                  ob("O2", "pkg.tok.enclosing")]}))
-    planner = Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
-                             state_dir=tmp_path / "state", lint=False)
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.parse.parse"), ob("O2", "pkg.tok.enclosing")],
+                         files)
     assert planner.next().node_id == "O2"  # type: ignore[union-attr]
     (repo / "pkg" / "tok.py").write_text("def enclosing(a, around):\n    return around + a\n")
     assert planner.complete("O2").merged_into == "O1_atomic"
@@ -315,12 +311,9 @@ SUB_TEST = ("from pkg.app import App\n\n\ndef test_logging():\n    class Quiet(A
 
 def _override_repo(tmp_path: Path, obligations: list[dict[str, object]],
                    test: str = SUB_TEST) -> tuple[Planner, Path]:
-    replay = tmp_path / "completion.json"
-    replay.write_text(json.dumps({"obligations": obligations}))
-    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/app.py": APP,
-                                "tests/test_sub.py": test, ".gitignore": "__pycache__/\n"})
-    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
-                          state_dir=tmp_path / "state", lint=False), repo
+    return plan(tmp_path, obligations, {"pkg/__init__.py": "", "pkg/app.py": APP,
+                                        "tests/test_sub.py": test,
+                                        ".gitignore": "__pycache__/\n"})
 
 
 def _pass_the_context(repo: Path) -> None:
@@ -399,12 +392,9 @@ OTHER = ("from pkg.base import Base\n\n\nclass Other(Base):\n    def __init__(se
 
 def _field_repo(tmp_path: Path, obligations: list[dict[str, object]],
                 web: str = WEB) -> tuple[Planner, Path]:
-    replay = tmp_path / "completion.json"
-    replay.write_text(json.dumps({"obligations": obligations}))
-    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/web.py": web,
-                                "pkg/other.py": OTHER, ".gitignore": "__pycache__/\n"})
-    return Planner.create(REQUEST, repo=repo, llm=f"replay:{replay}",
-                          state_dir=tmp_path / "state", lint=False), repo
+    return plan(tmp_path, obligations, {"pkg/__init__.py": "", "pkg/base.py": BASE,
+                                        "pkg/web.py": web, "pkg/other.py": OTHER,
+                                        ".gitignore": "__pycache__/\n"})
 
 
 def _stop_setting_cli(repo: Path) -> None:

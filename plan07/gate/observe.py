@@ -74,6 +74,11 @@ def _texts(repo: Path, specs: list[str]) -> list[str | None]:
     return out
 
 
+def _file_blob(mode: str, sha: str) -> str | None:
+    """`sha` when the raw diff entry names a file's blob (not a link, a submodule, absence)."""
+    return sha if mode in ("100644", "100755") and sha.strip("0") else None
+
+
 def changed_texts(repo: Path, base: str, tree: str) -> dict[str, tuple[str | None, str | None]]:
     """Each .py path that differs between tree-ishes `base` and `tree` (added, changed, deleted;
     no renames), sorted, at most MAX_FILES, with its text before and after (None: absent, or
@@ -86,13 +91,8 @@ def changed_texts(repo: Path, base: str, tree: str) -> dict[str, tuple[str | Non
     entries: list[tuple[str, str | None, str | None]] = []
     for meta, path in zip(out[::2], out[1::2], strict=False):
         parts = meta.lstrip(":").split()
-        if len(parts) < 4 or not path.endswith(".py"):
-            continue
-
-        def blob(mode: str, sha: str) -> str | None:  # a file (not a link, a submodule)
-            return sha if mode in ("100644", "100755") and sha.strip("0") else None
-
-        entries.append((path, blob(parts[0], parts[2]), blob(parts[1], parts[3])))
+        if len(parts) >= 4 and path.endswith(".py"):
+            entries.append((path, _file_blob(parts[0], parts[2]), _file_blob(parts[1], parts[3])))
     entries = sorted(entries)[:MAX_FILES]
     shas = [x for _, a, b in entries for x in (a, b) if x]
     texts = dict(zip(shas, _texts(repo, shas), strict=True))
