@@ -93,3 +93,23 @@ def test_the_repos_pytest_layout_decides_what_a_test_is(tmp_path: Path) -> None:
 def test_named_after_follows_the_repositories_naming(test_file: str, module_file: str,
                                                     named: bool) -> None:
     assert named_after(test_file, module_file) is named
+
+
+def test_a_strengthened_check_runs_the_file_holding_the_targets_tests(tmp_path: Path) -> None:
+    """A compile-checked modify gets the tests of its target: the file holding most of them,
+    the one named after its module first, not the first by name (jinja2.utils: 18 tests in
+    tests/test_utils.py, 2 in tests/test_api.py, and test_api.py was chosen)."""
+    from plan07.model import Obligation
+    from plan07.plan.repair import _strengthen
+
+    files = {"pkg/__init__.py": "", "pkg/util.py": "def twice(x):\n    return 2 * x\n",
+             "tests/test_api.py": "from pkg.util import twice\n\n\ndef test_api():\n"
+                                  "    assert twice(1) == 2\n",
+             "tests/test_util.py": "from pkg.util import twice\n\n\n" + "".join(
+                 f"def test_twice_{i}():\n    assert twice({i}) == {2 * i}\n\n\n"
+                 for i in range(3))}
+    tm = TestMap(build_evidence(write(tmp_path, files)))
+    o = Obligation(id="O1", target_entity="pkg.util", obligation="modify", caused_by="x",
+                   dependencies=[], evidence="e", status="ready", validation="compile")
+    assert _strengthen([o], "O1", tm)
+    assert o.validation == "pytest:tests/test_util.py"
