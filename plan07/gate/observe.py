@@ -14,6 +14,8 @@ from pathlib import Path
 from plan07 import caps
 from plan07.errors import PlanStateError
 from plan07.gate.entitydiff import (
+    VARARGS,
+    VARKW,
     Param,
     call_sites,
     diff_module,
@@ -22,6 +24,7 @@ from plan07.gate.entitydiff import (
     still_binds,
     unset_fields,
 )
+from plan07.gate.stringrefs import KeyUse, distinctive, key_uses, keywords_in_strings
 from plan07.model import Evidence, ObservedChange, ReconNode
 
 # recon edge kinds by which code calls (or passes, inherits, uses) a definition
@@ -118,6 +121,13 @@ def observe(repo: Path, base: str | None, tree: str | None,
     queries = {e: c.new for _, e, c in changes if c.kind == "breaking" and c.old is not None
                and c.new is not None and _method_of_class(e, nodes)}
     overridden = _broken_overrides(repo, tree, queries, nodes, modules)
+    # the parameters a breaking change took away, by name: a call written inside a string (a
+    # template's `urlize(extra_uri_schemes=...)`) binds by that name where no recon edge shows it
+    gone = {e: {p.name for p in c.old if p.kind not in (VARARGS, VARKW) and distinctive(p.name)}
+            - {p.name for p in c.new} for _, e, c in changes
+            if c.kind == "breaking" and c.old is not None and c.new is not None}
+    written = _keywords_written(repo, tree, set().union(*gone.values()), set(texts), nodes,
+                                modules)
     out: list[ObservedChange] = []
     for p, entity, c in changes:
         kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
@@ -131,14 +141,113 @@ def observe(repo: Path, base: str | None, tree: str | None,
         elif kind == "breaking" and c.old is not None and c.new is not None:
             broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence, nodes)
             broken += [x for x in overridden.get(entity, []) if x not in broken]
+            broken += [x for n in sorted(gone.get(entity, ())) for x in written.get(n, [])
+                       if x not in broken and not _part(x, entity)]
             if not broken:
                 kind, what = "compatible", f"{what} (every call in the repository binds)"
-        out.append(ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
-                                  what=what[: caps.FIELD_MAX_CHARS],
-                                  file=p[: caps.FIELD_MAX_CHARS],
-                                  consumers=broken[: caps.MAX_OBLIGATIONS],
-                                  fields=list(c.fields[: caps.MAX_OBLIGATIONS])
-                                  if kind == "breaking" else []))
+        out.append(_change(entity, kind, what, p, broken, c.fields if kind == "breaking" else ()))
+    return out + _key_changes(repo, tree, texts, nodes, modules)
+
+
+def _change(entity: str, kind: str, what: str, file: str, consumers: list[str],
+            fields: tuple[str, ...] = (), keys: tuple[str, ...] = ()) -> ObservedChange:
+    return ObservedChange(entity=entity[: caps.ENTITY_MAX_CHARS], kind=kind,
+                          what=what[: caps.FIELD_MAX_CHARS], file=file[: caps.FIELD_MAX_CHARS],
+                          consumers=consumers[: caps.MAX_OBLIGATIONS],
+                          fields=list(fields[: caps.MAX_OBLIGATIONS]),
+                          keys=[k[: caps.ENTITY_MAX_CHARS] for k in keys])
+
+
+def _files_naming(repo: Path, tree: str, needles: list[str], *, word: bool = False) -> list[str]:
+    """The .py files of `tree` holding any of `needles` (fixed strings; `word`: as whole
+    words), one `git grep`, sorted."""
+    from plan07.store.git import git
+
+    if not needles:
+        return []
+    try:
+        listed = git(repo, "grep", "-l", *(["-w"] if word else []), "-F",
+                     *(a for n in needles for a in ("-e", n)), tree, "--", "*.py")
+    except PlanStateError:  # exit 1: no file holds them
+        return []
+    return sorted({line.partition(":")[2] for line in listed.splitlines() if ":" in line})
+
+
+def _holder(mod: str, path: str, nodes: dict[str, ReconNode]) -> str:
+    """The closest recon node holding definition `path` of module `mod` ("" : its top level)."""
+    where = f"{mod}.{path}" if path else mod
+    return next((x for x in [where, *_module_chain(where)] if x in nodes), mod)
+
+
+def _keywords_written(repo: Path, tree: str, names: set[str], edited: set[str],
+                      nodes: dict[str, ReconNode], modules: dict[str, str]) -> dict[str, list[str]]:
+    """For each of `names` (parameters a breaking change took away), the recon nodes outside the
+    `edited` files that write it as a keyword inside a string (stringrefs.keywords_in_strings),
+    read from `tree`: one `git grep -w`, each file parsed once."""
+    files = [f for f in _files_naming(repo, tree, sorted(names), word=True) if f not in edited]
+    out: dict[str, list[str]] = {}
+    for f, text in read_blobs(repo, tree, files[:MAX_FILES]).items():
+        for owner, name in keywords_in_strings(text or "", names):
+            x = _holder(_module_of(f, modules), owner, nodes)
+            if x not in out.setdefault(name, []):
+                out[name].append(x)
+    return out
+
+
+def _quoted(text: str, key: str) -> bool:
+    return f'"{key}"' in text or f"'{key}'" in text
+
+
+def _key_changes(repo: Path, tree: str, texts: dict[str, tuple[str | None, str | None]],
+                 nodes: dict[str, ReconNode], modules: dict[str, str]) -> list[ObservedChange]:
+    """String keys an edit renamed or removed (stringrefs.key_uses) that code outside the edited
+    files still holds, read from `tree`, as breaking changes:
+
+    - a key the edit stopped defining (a mapping's literal key, a subscript assigned) that other
+      code still uses: those uses are its consumers;
+    - a key the edit stopped reading while it reads a new key that nothing outside the edit
+      holds (a renamed setting whose new name only a pending edit can define): the places that
+      define the old key are its consumers (they land with it).
+
+    One `git grep` for every such key, each file parsed once."""
+    after: set[str] = set()
+    edits: dict[str, tuple[list[KeyUse], list[KeyUse], set[str], set[str]]] = {}
+    for p, (before, now) in texts.items():
+        old = key_uses(before) if before is not None else None
+        new = key_uses(now) if now is not None else None
+        after.update(u.key for u in new or [])
+        if old is not None and new is not None:
+            ok, nk = {u.key for u in old}, {u.key for u in new}
+            if ok - nk:
+                edits[p] = (old, new, ok - nk, nk - ok)
+    keys = sorted({k for _, _, gone, came in edits.values() for k in gone | came})
+    if not keys:
+        return []
+    files = [f for f in _files_naming(repo, tree, [f"{q}{k}{q}" for k in keys for q in "\"'"])
+             if f not in texts]
+    held = {f: t for f, t in read_blobs(repo, tree, files[:MAX_FILES]).items() if t is not None}
+    uses = {f: key_uses(t) or [] for f, t in held.items()}
+    out: list[ObservedChange] = []
+    for p, (old, new, gone, came) in sorted(edits.items()):
+        mod = _module_of(p, modules)
+        relied = sorted(a for a in came if any(u.key == a and not u.defines for u in new)
+                        and not any(u.key == a and u.defines for u in new)
+                        and not any(_quoted(t, a) for t in held.values()))
+        for k in sorted(gone - after):
+            defined = any(u.defines for u in old if u.key == k)
+            if not defined and not relied:
+                continue
+            consumers = sorted({_holder(_module_of(f, modules), u.owner, nodes)
+                                for f, us in uses.items() for u in us
+                                if u.key == k and (defined or u.defines)})
+            if not consumers:
+                continue
+            owner = next(u.owner for u in old if u.key == k)
+            entity = f"{mod}.{owner}" if owner else mod
+            what = (f"{entity} no longer defines key {k!r}, which other code still uses"
+                    if defined else f"{entity} reads key {relied[0]!r}, which nothing outside "
+                    f"the edit holds, where it read {k!r}")
+            out.append(_change(entity, "breaking", what, p, consumers, keys=(k,)))
     return out
 
 
@@ -190,17 +299,8 @@ def _broken_overrides(repo: Path, tree: str, queries: dict[str, tuple[Param, ...
     each named by its closest enclosing recon node (a test function making the subclass, else
     the class, else its module). A constructor is no such case: a subclass's `__init__` is its
     own interface. `nodes`: recon's by id; `modules`: its module ids by file."""
-    from plan07.store.git import git
-
     methods = sorted({e.rpartition(".")[2] for e in queries})
-    if not methods:
-        return {}
-    try:
-        listed = git(repo, "grep", "-l", "-w", "-F", *(a for m in methods for a in ("-e", m)),
-                     tree, "--", "*.py")
-    except PlanStateError:  # exit 1: no file names them
-        return {}
-    files = sorted({line.partition(":")[2] for line in listed.splitlines() if ":" in line})
+    files = _files_naming(repo, tree, methods, word=True)
     out: dict[str, list[str]] = {}
     for f, text in read_blobs(repo, tree, files[:MAX_FILES]).items():
         if text is None:
@@ -214,7 +314,7 @@ def _broken_overrides(repo: Path, tree: str, queries: dict[str, tuple[Param, ...
                 where = f"{mod}.{path}"
                 if where == cls_path or not signature_breaks(new, params):
                     continue  # the class itself, or an override the new calls still bind to
-                owner = next((x for x in [where, *_module_chain(where)] if x in nodes), mod)
+                owner = _holder(mod, path, nodes)
                 if owner not in out.setdefault(entity, []):
                     out[entity].append(owner)
     return out

@@ -29,6 +29,9 @@ class ObservedChange(Strict):
     # a class that no longer sets these attribute paths on its instances (its consumers: the
     # subclasses left without them)
     fields: Annotated[list[Entity], Field(max_length=caps.MAX_OBLIGATIONS)] = []
+    # a string key the edit stopped defining or reading while other code holds it (its
+    # consumers: the places holding it; plan07.gate.stringrefs)
+    keys: Annotated[list[Entity], Field(max_length=caps.MAX_OBLIGATIONS)] = []
 
 
 class GateRecord(Strict):

@@ -72,21 +72,27 @@ def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
     """For each breaking change, the entities it left unbound (its observed consumers: recon
     callers whose calls no longer bind, holders of an override in the old form) that no
     obligation of the plan covers: one edge each, changed entity -> consumer, as impact feedback
-    (cause `sig_change`, the relation naming the recon edge, or the override)."""
+    (cause `sig_change`, the relation naming the recon edge, the field, or the source read:
+    an override in the old form, a string key or a keyword written in a string)."""
     targets = [o.target_entity for o in artifact.obligations_of(art)]
     known = {n.id for n in evidence.recon.nodes}
     out: dict[str, ImpactEdge] = {}
     for c in changes:
-        if c.kind != "breaking" or c.entity not in known:
+        # a changed mapping is no recon node: the edge starts at the definition holding it
+        parts = c.entity.split(".")
+        src = next((x for x in (".".join(parts[:i]) for i in range(len(parts), 0, -1))
+                    if x in known), None)
+        if c.kind != "breaking" or src is None:
             continue
         via = {e.src: e.kind for e in evidence.recon.edges if e.kind in CALL_KINDS
                and _part(e.dst, c.entity) and not _part(e.src, c.entity)}
-        for x in c.consumers:  # its calls, or its override, no longer bind (plan07.gate.observe)
+        for x in c.consumers:  # its calls, its uses, no longer bind (plan07.gate.observe)
             if x in out or x not in known or any(covers(t, x) for t in targets):
                 continue
             how = (f"a subclass left without .{c.fields[0]}" if c.fields
-                   else f"recon {via[x]}" if x in via else "an override in the old form")
-            out[x] = ImpactEdge(src=c.entity, dst=x, relation=f"observed change, {how}"[:64],
+                   else f"recon {via[x]}" if x in via else f"holds key {c.keys[0]}"
+                   if c.keys else "an override, or a keyword in a string")
+            out[x] = ImpactEdge(src=src, dst=x, relation=f"observed change, {how}"[:64],
                                 cause="sig_change", confidence=0.9)
     return [out[k] for k in sorted(out)][:MAX_ADDED]
 
