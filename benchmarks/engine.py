@@ -22,7 +22,8 @@ import tracemalloc
 
 from plan07.engine import ENGINES, evaluate, load_program
 from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
-from plan07.order.derive import derive_order, prepare_facts
+from plan07.order.derive import derive_order
+from plan07.order.inputs import prepare_facts
 
 KINDS = ["calls", "uses_type", "imports", "reads", "inherits"]
 CAUSES = ["sig_change", "consumer_rebind", "schema_change", "default_change", "test_anchor"]

@@ -30,7 +30,7 @@ from plan07.model import (
 )
 from plan07.plan import amend, artifact, criteria, transitions
 from plan07.reader import PlanReader
-from plan07.store import state
+from plan07.store import commit, state
 
 if TYPE_CHECKING:
     from plan07.decompose import LLMClient
@@ -94,10 +94,9 @@ class Planner(PlanReader):
         from plan07.gate import world as gate
         from plan07.plan import pipeline
         from plan07.store import checkpoint, records
-        from plan07.store.commit import commit_new_plan
 
         if not replace:
-            _refuse_over_progress(state.state_dir(state_dir))
+            commit.refuse_over_progress(state.state_dir(state_dir))
         repo = Path(repo)
         if isinstance(evidence, str | Path):
             from plan07.evidence import load_evidence
@@ -124,10 +123,11 @@ class Planner(PlanReader):
         draft.revision = None if revision else False
         prepared = state.prepare(draft)  # refused (cap named) here, nothing written yet
         if not replace:  # the older plan may have progressed while the baseline ran
-            _refuse_over_progress(d)
-        commit_new_plan(d, draft, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
-                        write_sidecars=lambda: gate.write_baseline(d, info, base),
-                        drop_sidecars=lambda: gate.drop_baselines_except(d, info.baseline_file))
+            commit.refuse_over_progress(d)
+        commit.commit_new_plan(
+            d, draft, prepared, cp0_ref=ref, cp0_tree=gate.git_tree(info.cp0_tree),
+            write_sidecars=lambda: gate.write_baseline(d, info, base),
+            drop_sidecars=lambda: gate.drop_baselines_except(d, info.baseline_file))
         return planner
 
     @classmethod
@@ -372,30 +372,6 @@ class Planner(PlanReader):
         from plan07.decompose import make_client
 
         return self.client if self.client is not None else make_client(art.llm)
-
-# audit events that record no work: the plan's own making, a hand-out, a check not judged
-_NO_PROGRESS = {"planned", "handed_out", "inconclusive"}
-
-
-def _refuse_over_progress(d: Path) -> None:
-    """`create` without `replace` over a plan that has progress: refused, naming it. A plan that
-    cannot be read is no plan to keep (`create` replaces it, as before)."""
-    from plan07.store.commit import load_or_none
-
-    art = load_or_none(d)
-    if art is None:
-        return
-    done = sum(n.state == "complete" for n in art.nodes)
-    work = [r for r in art.audit if r.event not in _NO_PROGRESS
-            and not (r.event == "checkpoint" and r.obligation == art.checkpoints[0].id)]
-    if not (done or work or art.audit_overflow or art.confirmed_criteria):
-        return
-    raise PlanStateError(
-        f"the plan in {d} ({art.plan_id}) has progress: {done} of {len(art.nodes)} "
-        f"obligations complete, {len(work)} recorded step(s); nothing was changed: pass "
-        "--replace to start over (its checkpoints are dropped), or --state DIR to plan beside "
-        "it", reason="has_progress")
-
 
 def _relative(path: str | Path, repo: str | None) -> str:
     """`path` relative to the repo when it lies inside it, else as given (posix)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from plan07.gate.entitydiff import CallShape, call_sites, definitions, diff_module, still_binds
+from plan07.gate.callsites import CallShape, call_sites, still_binds
+from plan07.gate.entitydiff import definitions, diff_module
 
 CASES = [
     # (old, new, [(qualname, kind, a word of `what`)])

@@ -13,8 +13,10 @@ from plan07.cli import main
 from plan07.errors import InputError
 from plan07.evidence import load_evidence
 from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
-from plan07.order.derive import derive_order, normalize_test, prepare_facts, roles
+from plan07.order.derive import derive_order, roles
+from plan07.order.inputs import prepare_facts
 from plan07.order.load import load_obligations
+from plan07.vocab import normalize_test
 
 SPEC = Path(__file__).parent / "rules" / "session_timeout" / "spec_example"
 

@@ -12,8 +12,9 @@ import pytest
 from plan07.engine import ENGINES, evaluate, load_program
 from plan07.engine.relevance import prune
 from plan07.model import Evidence, ImpactEdge, Obligation, Recon, ReconEdge, ReconNode
-from plan07.order.derive import all_facts, derive_order, prepare_facts
+from plan07.order.derive import derive_order
 from plan07.order.fixtures import case_facts, discover
+from plan07.order.inputs import all_facts, prepare_facts
 
 PROGRAM = load_program()
 DERIVED = sorted(PROGRAM.derived())

@@ -30,7 +30,7 @@ import common  # noqa: E402
 def two_hop(obligations, evidence):  # type: ignore[no-untyped-def]
     """The selection plan07 made before: every fact inside the 2-hop neighbourhood."""
     from plan07.evidence import reach
-    from plan07.order.derive import all_facts
+    from plan07.order.inputs import all_facts
 
     keep = reach(evidence, sorted({o.target_entity for o in obligations}), 2)
     fs = all_facts(obligations, evidence)
@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
     from plan07.decompose import make_client
     from plan07.decompose.call import decompose
     from plan07.engine import evaluate, load_program
-    from plan07.order.derive import all_facts, prepare_facts
+    from plan07.order.inputs import all_facts, prepare_facts
     from plan07.request.canonicalize import canonicalize
 
     prog = load_program()

@@ -14,7 +14,7 @@ and the answer (the floor shows the `.output` relations; plan07 does what derive
 `evaluate`). CPU time, median of `--runs` interleaved runs. All must agree on precedes,
 violation and role.
 
-The facts are every fact of the case (`plan07.order.derive.all_facts`: all the evidence), the same
+The facts are every fact of the case (`plan07.order.inputs.all_facts`: all the evidence), the same
 dict for the floor and for plan07. With `--sympy PATH` the same is measured on the facts of the
 sympy benchmark plan (benchmarks/perf/requests/sympy.md, the builtin decomposition over
 plan07's own recon of the checkout: 202k edges).
@@ -128,7 +128,7 @@ def measure(label: str, facts: dict, runs: int) -> None:  # type: ignore[type-ar
 def sympy_facts(repo: Path, cache: Path) -> dict:  # type: ignore[type-arg]
     from plan07.decompose import make_client
     from plan07.decompose.call import decompose
-    from plan07.order.derive import all_facts
+    from plan07.order.inputs import all_facts
     from plan07.request.canonicalize import canonicalize
 
     ev = common.evidence("sympy", repo, cache)
@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     from engine import make_case  # benchmarks/engine.py
 
-    from plan07.order.derive import all_facts
+    from plan07.order.inputs import all_facts
 
     print(common.load_avg())
     for n in (int(x) for x in args.edges.split(",")):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from plan07 import caps
 from plan07.decompose.evidence_index import cut
 from plan07.model import Obligation, RoleWord
-from plan07.order.derive import KEYWORDS
+from plan07.order.inputs import KEYWORDS
 
 
 @dataclass

@@ -3,14 +3,14 @@ the definitions of one Python module before and after, matched by qualified name
 classified as `compatible` (every old call still binds), `breaking` (some old call cannot bind:
 a definition removed or renamed, a parameter removed, renamed, moved, made required, or turned
 keyword-only or positional-only, a `*args`/`**kwargs` dropped) or `behaviour` (the interface kept,
-the body or a default changed). Pure: sources in, changes out (docs/rules.md "Observed changes").
+the body or a default changed). Whether a caller still binds is plan07.gate.callsites'. Pure:
+sources in, changes out (docs/rules.md "Observed changes").
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import inspect
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -45,7 +45,7 @@ class Definition:
 
     @cached_property
     def decorators(self) -> list[str]:
-        return _decorators(self.node)
+        return decorator_names(self.node)
 
     @cached_property
     def kind(self) -> str:  # function | method | class | property
@@ -63,12 +63,13 @@ class Definition:
             # the constructor: an explicit __init__ is a method of its own (a change to it is
             # reported there); a dataclass's or NamedTuple's is made of its fields
             if not self.has_init and (any(d in _DATACLASS for d in self.decorators) or any(
-                    _src(b).endswith("NamedTuple") for b in n.bases)):
+                    unparse(b).endswith("NamedTuple") for b in n.bases)):
                 return _fields(n.body)
             return None
         if self.kind == "property":
             return None
-        return _params(n.args, drop_first=self.in_class and "staticmethod" not in self.decorators)
+        return call_params(n.args,
+                           drop_first=self.in_class and "staticmethod" not in self.decorators)
 
     @cached_property
     def body(self) -> str:
@@ -80,7 +81,7 @@ class Definition:
 
     @cached_property
     def returns(self) -> str:
-        return "" if isinstance(self.node, ast.ClassDef) else _src(self.node.returns)
+        return "" if isinstance(self.node, ast.ClassDef) else unparse(self.node.returns)
 
     @cached_property
     def state(self) -> frozenset[str]:
@@ -101,17 +102,7 @@ class Change:
     fields: tuple[str, ...] = ()  # the instance attribute paths a class no longer sets
 
 
-@dataclass(frozen=True)
-class CallShape:
-    """What one call site passes: how many positionals, which keyword names, and whether it
-    unpacks `*xs` or `**kw` (then what it passes is unknown)."""
-
-    positional: int
-    keywords: tuple[str, ...]
-    unpacks: bool
-
-
-def _src(node: ast.AST | None) -> str:
+def unparse(node: ast.AST | None) -> str:
     return "" if node is None else ast.unparse(node)
 
 
@@ -127,26 +118,26 @@ def _digest(nodes: list[ast.stmt]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[str]:
+def decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[str]:
     out = []
     for d in node.decorator_list:
         d = d.func if isinstance(d, ast.Call) else d
-        out.append(_src(d))
+        out.append(unparse(d))
     return out
 
 
-def _params(a: ast.arguments, *, drop_first: bool) -> tuple[Param, ...]:
+def call_params(a: ast.arguments, *, drop_first: bool) -> tuple[Param, ...]:
     """The call-visible parameters of `a` (defaults right-aligned over posonly + args)."""
     positional = [*a.posonlyargs, *a.args]
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + [
         *a.defaults]
-    out = [Param(p.arg, POSONLY if i < len(a.posonlyargs) else POS, _src(d) if d else None)
+    out = [Param(p.arg, POSONLY if i < len(a.posonlyargs) else POS, unparse(d) if d else None)
            for i, (p, d) in enumerate(zip(positional, defaults, strict=True))]
     if drop_first and out:
         out = out[1:]
     if a.vararg:
         out.append(Param(a.vararg.arg, VARARGS, None))
-    out += [Param(p.arg, KWONLY, _src(d) if d is not None else None)
+    out += [Param(p.arg, KWONLY, unparse(d) if d is not None else None)
             for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
     if a.kwarg:
         out.append(Param(a.kwarg.arg, VARKW, None))
@@ -160,13 +151,13 @@ def _fields(body: list[ast.stmt]) -> tuple[Param, ...]:
     for n in body:
         if not (isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)):
             continue
-        if "ClassVar" in _src(n.annotation):
+        if "ClassVar" in unparse(n.annotation):
             continue
         v = n.value
-        if isinstance(v, ast.Call) and any(k.arg == "init" and _src(k.value) == "False"
+        if isinstance(v, ast.Call) and any(k.arg == "init" and unparse(k.value) == "False"
                                            for k in v.keywords):
             continue
-        out.append(Param(n.target.id, POS, _src(v) if v is not None else None))
+        out.append(Param(n.target.id, POS, unparse(v) if v is not None else None))
     return tuple(out)
 
 
@@ -197,7 +188,7 @@ def _state(cls: ast.ClassDef) -> frozenset[str]:
     for n in cls.body:
         out.update(t.id for t in _targets(n) if isinstance(t, ast.Name))
         if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) or not n.args.args or \
-                "staticmethod" in _decorators(n) or "classmethod" in _decorators(n):
+                "staticmethod" in decorator_names(n) or "classmethod" in decorator_names(n):
             continue
         me = n.args.args[0].arg
         for m in ast.walk(n):
@@ -220,7 +211,7 @@ _EMPTY = _digest([])  # a body of `pass`, `...` or a docstring alone: no rename 
 
 
 @lru_cache(maxsize=32)
-def _tree(source: str) -> ast.Module | None:
+def parsed(source: str) -> ast.Module | None:
     """`source` parsed, once per text (a module's callers are read from one parse); None when it
     does not parse. The tree is shared: never changed by its readers."""
     try:
@@ -232,7 +223,7 @@ def _tree(source: str) -> ast.Module | None:
 def definitions(source: str) -> dict[str, Definition]:
     """Every function, method and class of a module by qualified name (a definition made twice,
     in `if`/`try` branches, keeps the last). {} when the source does not parse."""
-    tree = _tree(source)
+    tree = parsed(source)
     if tree is None:
         return {}
     lines = source.splitlines()
@@ -299,107 +290,6 @@ def signature_breaks(old: tuple[Param, ...], new: tuple[Param, ...]) -> list[str
     return why
 
 
-def _signature(params: tuple[Param, ...]) -> inspect.Signature:
-    kinds = {POSONLY: inspect.Parameter.POSITIONAL_ONLY,
-             POS: inspect.Parameter.POSITIONAL_OR_KEYWORD,
-             VARARGS: inspect.Parameter.VAR_POSITIONAL, KWONLY: inspect.Parameter.KEYWORD_ONLY,
-             VARKW: inspect.Parameter.VAR_KEYWORD}
-    return inspect.Signature([inspect.Parameter(
-        p.name, kinds[p.kind], default=inspect.Parameter.empty if p.default is None else None)
-        for p in params])
-
-
-def _bound(sig: inspect.Signature, call: CallShape) -> dict[str, str] | None:
-    """Which parameter each argument of `call` lands in (positionals by index), or None when it
-    does not bind."""
-    args = [f"#{i}" for i in range(call.positional)]
-    try:
-        b = sig.bind(*args, **{k: k for k in call.keywords})
-    except TypeError:
-        return None
-    out: dict[str, str] = {}
-    for name, value in b.arguments.items():
-        for v in value if isinstance(value, tuple) else value.values() \
-                if isinstance(value, dict) else [value]:
-            out[str(v)] = name
-    return out
-
-
-def still_binds(old: tuple[Param, ...], new: tuple[Param, ...], call: CallShape) -> bool:
-    """A call that bound to `old` binds to `new` with every argument in the same parameter (a
-    call that unpacks `*`/`**` is unknown: False)."""
-    if call.unpacks:
-        return False
-    before = _bound(_signature(old), call)
-    after = _bound(_signature(new), call)
-    return after is not None and (before is None or before == after)
-
-
-def call_sites(source: str, caller: str, callee: str) -> list[CallShape] | None:
-    """The calls of `callee` (a last name: a function, a method, or a class for its
-    constructor; `super().__init__` for `__init__`) inside definition `caller` (a qualified name
-    in `source`; "" for the module's top level); None when the caller is not found or the
-    source does not parse."""
-    tree = _tree(source)
-    if tree is None:
-        return None
-    scope: ast.AST = tree
-    body: list[ast.stmt] = tree.body
-    for part in caller.split(".") if caller else []:
-        found = next((n for n in body if isinstance(
-            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
-        if found is None:
-            return None
-        scope, body = found, found.body
-    out: list[CallShape] = []
-    for n in ast.walk(scope):
-        if not isinstance(n, ast.Call):
-            continue
-        f = n.func
-        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
-            else None
-        if name != callee:
-            continue
-        out.append(CallShape(
-            sum(1 for a in n.args if not isinstance(a, ast.Starred)),
-            tuple(k.arg for k in n.keywords if k.arg is not None),
-            any(isinstance(a, ast.Starred) for a in n.args)
-            or any(k.arg is None for k in n.keywords)))
-    return out
-
-
-def overrides(source: str, cls: str, method: str) -> list[tuple[str, tuple[Param, ...]]]:
-    """Each class of `source` that names `cls` as a base (by its last name: `Flask`,
-    `flask.Flask`) and defines `method`: (the qualified path of that class, nested in functions
-    and classes as it is: `test_f.Sub`), its `method`'s call-visible parameters). A class made
-    inside a test function counts: a subclass there is called as the base calls it."""
-    tree = _tree(source)
-    if tree is None:
-        return []
-    out: list[tuple[str, tuple[Param, ...]]] = []
-
-    def walk(body: list[ast.stmt], prefix: str) -> None:
-        for n in body:
-            if isinstance(n, ast.ClassDef):
-                if any(_src(b).rpartition(".")[2] == cls for b in n.bases):
-                    for m in n.body:
-                        if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) \
-                                and m.name == method:
-                            static = "staticmethod" in _decorators(m)
-                            out.append((prefix + n.name, _params(m.args, drop_first=not static)))
-                walk(n.body, prefix + n.name + ".")
-            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
-                walk(n.body, prefix + n.name + ".")
-            elif isinstance(n, ast.If | ast.Try | ast.With | ast.AsyncWith | ast.For):
-                for block in (n.body, getattr(n, "orelse", []), getattr(n, "finalbody", [])):
-                    walk(block, prefix)
-                for h in getattr(n, "handlers", []):
-                    walk(h.body, prefix)
-
-    walk(tree.body, "")
-    return out
-
-
 def classify(old: Definition | None, new: Definition | None, qualname: str) -> Change | None:
     """The change of one definition from `old` to `new` (either may be None); None when it did
     not change."""
@@ -439,7 +329,7 @@ def classify(old: Definition | None, new: Definition | None, qualname: str) -> C
 
 
 def _parses(source: str | None) -> bool:
-    return source is None or _tree(source) is not None  # None: the file was added or deleted
+    return source is None or parsed(source) is not None  # None: the file was added or deleted
 
 
 def diff_module(old_source: str | None, new_source: str | None) -> list[Change]:

@@ -13,15 +13,13 @@ from pathlib import Path
 
 from plan07 import caps
 from plan07.errors import PlanStateError
+from plan07.gate.callsites import call_sites, overrides, still_binds
 from plan07.gate.entitydiff import (
     VARARGS,
     VARKW,
     Param,
-    call_sites,
     diff_module,
-    overrides,
     signature_breaks,
-    still_binds,
     unset_fields,
 )
 from plan07.gate.stringrefs import KeyUse, distinctive, key_uses, keywords_in_strings

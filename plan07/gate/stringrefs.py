@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from plan07.gate.entitydiff import _tree
+from plan07.gate.entitydiff import parsed
 
 # A string key worth following through a repository: a name with a separator in it
 # (`urlize.extra_schemes`, `json_dumps_kwargs`, `max-age`), as settings mappings and registries
@@ -64,7 +64,7 @@ def _str(node: ast.AST | None) -> str | None:
 def key_uses(source: str) -> list[KeyUse] | None:
     """The string keys `source` defines or reads (distinctive ones only), in no set order; None
     when it does not parse."""
-    tree = _tree(source)
+    tree = parsed(source)
     if tree is None:
         return None
     out: list[KeyUse] = []
@@ -87,7 +87,7 @@ def keywords_in_strings(source: str, names: set[str]) -> list[tuple[str, str]]:
     """(owner, name) for each of `names` written as a keyword argument (`name=`, not `==`)
     inside a string of `source` that is no docstring: a call made from a template or a command
     line the string holds. [] when it does not parse."""
-    tree = _tree(source)
+    tree = parsed(source)
     if tree is None or not names:
         return []
     docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}

@@ -77,7 +77,7 @@ def case_facts(case: Case) -> Facts:
     if (case.path / "obligations.json").exists():
         from plan07.evidence import load_evidence
         from plan07.model import Evidence, ObservedChange
-        from plan07.order.derive import prepare_facts
+        from plan07.order.inputs import prepare_facts
         from plan07.order.load import load_obligations
         from plan07.store.schema import read_json
 

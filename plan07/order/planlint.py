@@ -21,7 +21,8 @@ from pathlib import Path
 from plan07.evidence.testmap import TestMap
 from plan07.model import Evidence, Obligation, Requirement, Violation
 from plan07.model.proof import Proof
-from plan07.order.derive import Observed, Roles, explain_atom, run_rules
+from plan07.order.derive import explain_atom, run_rules
+from plan07.order.inputs import Observed, Roles
 from plan07.vocab import (
     FINDING_KINDS,
     NODE_ID_IN_TEXT,

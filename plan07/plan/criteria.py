@@ -243,7 +243,7 @@ def proved_by_test(art: PlanArtifact, index: int, text: str) -> bool:
 def guards(art: PlanArtifact, node: PlanNode) -> bool:
     """A node that proves what it guards by passing after the change: a preserve, or the
     re-run of the old default's test (docs/rules.md role recheck_default)."""
-    from plan07.order.derive import KEYWORDS
+    from plan07.order.inputs import KEYWORDS
     from plan07.order.roles import words_of
 
     if node.obligation == "preserve":

@@ -52,3 +52,25 @@ def commit_new_plan(d: Path, artifact: PlanArtifact, prepared: state.Prepared, *
                 (d / stale).unlink(missing_ok=True)
         state.drop_evidence_except(d, {artifact.evidence_file})
         drop_sidecars()
+
+
+# audit events that record no work: the plan's own making, a hand-out, a check not judged
+_NO_PROGRESS = {"planned", "handed_out", "inconclusive"}
+
+
+def refuse_over_progress(d: Path) -> None:
+    """`create` without `replace` over a plan that has progress: refused, naming it. A plan that
+    cannot be read is no plan to keep (`create` replaces it, as before)."""
+    art = load_or_none(d)
+    if art is None:
+        return
+    done = sum(n.state == "complete" for n in art.nodes)
+    work = [r for r in art.audit if r.event not in _NO_PROGRESS
+            and not (r.event == "checkpoint" and r.obligation == art.checkpoints[0].id)]
+    if not (done or work or art.audit_overflow or art.confirmed_criteria):
+        return
+    raise PlanStateError(
+        f"the plan in {d} ({art.plan_id}) has progress: {done} of {len(art.nodes)} "
+        f"obligations complete, {len(work)} recorded step(s); nothing was changed: pass "
+        "--replace to start over (its checkpoints are dropped), or --state DIR to plan beside "
+        "it", reason="has_progress")
