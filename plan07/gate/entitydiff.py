@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -328,6 +329,16 @@ def classify(old: Definition | None, new: Definition | None, qualname: str) -> C
     return None
 
 
+# the target side of each assignment statement line (`self.cli.name =`, `a, b: int =`)
+_ASSIGNED = re.compile(r"^[ \t]*([^=\n#]+?)[ \t]*=(?!=)", re.M)
+
+
+def _assigned(text: str) -> set[str]:
+    """The assignment targets `text` writes, as text: every path Definition.state reads is
+    written in one of them, so a class whose old targets all remain kept its field shape."""
+    return {" ".join(m.split()) for m in _ASSIGNED.findall(text)}
+
+
 def _parses(source: str | None) -> bool:
     return source is None or parsed(source) is not None  # None: the file was added or deleted
 
@@ -367,8 +378,9 @@ def diff_module(old_source: str | None, new_source: str | None) -> list[Change]:
     # the class's source changed
     for q in old:
         o, n = old[q], new.get(q)
-        if n is None or o.kind != "class" or n.kind != "class" or o.text == n.text:
-            continue
+        if n is None or o.kind != "class" or n.kind != "class" or o.text == n.text or \
+                _assigned(o.text) <= _assigned(n.text):
+            continue  # no assignment's target left the class's text: its shape kept
         gone = sorted(o.state - n.state)
         gone = [f for f in gone if not any(f.startswith(g + ".") for g in gone)]
         if gone:

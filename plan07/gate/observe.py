@@ -22,7 +22,13 @@ from plan07.gate.entitydiff import (
     signature_breaks,
     unset_fields,
 )
-from plan07.gate.stringrefs import KeyUse, distinctive, key_uses, keywords_in_strings
+from plan07.gate.stringrefs import (
+    KeyUse,
+    distinctive,
+    key_uses,
+    keywords_in_strings,
+    quoted_keys,
+)
 from plan07.model import Evidence, ObservedChange, ReconNode
 
 # recon edge kinds by which code calls (or passes, inherits, uses) a definition
@@ -126,6 +132,11 @@ def observe(repo: Path, base: str | None, tree: str | None,
             if c.kind == "breaking" and c.old is not None and c.new is not None}
     written = _keywords_written(repo, tree, set().union(*gone.values()), set(texts), nodes,
                                 modules)
+    # the recon callers of every changed signature: one pass over the edges, one blob read
+    callers = _callers(evidence, [e for _, e, c in changes if c.kind == "breaking"
+                                  and c.old is not None and c.new is not None])
+    caller_texts = read_blobs(repo, tree, sorted({
+        f for xs in callers.values() for x in xs if (f := nodes[x].file if x in nodes else None)}))
     out: list[ObservedChange] = []
     for p, entity, c in changes:
         kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
@@ -137,7 +148,8 @@ def observe(repo: Path, base: str | None, tree: str | None,
                 kind, what = "behaviour", f"{what} (every subclass in the repository sets it " \
                                           "itself)"
         elif kind == "breaking" and c.old is not None and c.new is not None:
-            broken = _broken_callers(repo, tree, entity, c.old, c.new, evidence, nodes)
+            broken = _broken_callers(entity, c.old, c.new, callers.get(entity, []), caller_texts,
+                                     nodes)
             broken += [x for x in overridden.get(entity, []) if x not in broken]
             broken += [x for n in sorted(gone.get(entity, ())) for x in written.get(n, [])
                        if x not in broken and not _part(x, entity)]
@@ -208,12 +220,13 @@ def _key_changes(repo: Path, tree: str, texts: dict[str, tuple[str | None, str |
       define the old key are its consumers (they land with it).
 
     One `git grep` for every such key, each file parsed once."""
-    after: set[str] = set()
+    # a key another edited file holds after the edit moved there, it did not go
+    after = set().union(*(quoted_keys(now) for _, now in texts.values() if now is not None))
     edits: dict[str, tuple[list[KeyUse], list[KeyUse], set[str], set[str]]] = {}
     for p, (before, now) in texts.items():
-        old = key_uses(before) if before is not None else None
-        new = key_uses(now) if now is not None else None
-        after.update(u.key for u in new or [])
+        if before is None or now is None or not quoted_keys(before) - quoted_keys(now):
+            continue  # no key-like string left the file: nothing to parse for
+        old, new = key_uses(before), key_uses(now)
         if old is not None and new is not None:
             ok, nk = {u.key for u in old}, {u.key for u in new}
             if ok - nk:
@@ -255,16 +268,33 @@ def _part(x: str, e: str) -> bool:
         e.rpartition(".")[2] in ("__init__", "__new__") and x == e.rpartition(".")[0])
 
 
-def _broken_callers(repo: Path, tree: str, entity: str, old: tuple[Param, ...],
-                    new: tuple[Param, ...], evidence: Evidence,
+def _callers(evidence: Evidence, entities: list[str]) -> dict[str, list[str]]:
+    """For each of `entities`, the recon nodes calling (passing, inheriting, using) it or
+    something inside it (`_part`), not itself, sorted."""
+    if not entities:
+        return {}
+    wanted = set(entities)
+    out: dict[str, set[str]] = {}
+    for e in evidence.recon.edges:
+        if e.kind not in CALL_KINDS:
+            continue
+        # the entities `e.dst` is part of: itself, each dotted prefix, the constructor's class
+        parts = e.dst.split(".")
+        hits = {".".join(parts[:i]) for i in range(len(parts), 0, -1)} & wanted
+        hits |= {x for x in (f"{e.dst}.__init__", f"{e.dst}.__new__") if x in wanted}
+        for x in hits:
+            if not _part(e.src, x):
+                out.setdefault(x, set()).add(e.src)
+    return {x: sorted(v) for x, v in out.items()}
+
+
+def _broken_callers(entity: str, old: tuple[Param, ...], new: tuple[Param, ...],
+                    callers: list[str], texts: dict[str, str | None],
                     nodes: dict[str, ReconNode]) -> list[str]:
-    """The recon consumers of `entity` whose calls of it no longer bind after `c` (a changed
-    signature), read from `tree`; a consumer with no call site to read (it passes or imports
-    the definition, or unpacks its arguments) counts as broken. `nodes`: recon's, by id."""
-    callers = sorted({e.src for e in evidence.recon.edges if e.kind in CALL_KINDS
-                      and _part(e.dst, entity) and not _part(e.src, entity)})
-    files = sorted({f for x in callers if (f := nodes[x].file if x in nodes else None)})
-    texts = read_blobs(repo, tree, files)
+    """Of `callers` (recon consumers of `entity`, their files' `texts` read from the tree to
+    check), those whose calls of it no longer bind after its signature went from `old` to
+    `new`; a consumer with no call site to read (it passes or imports the definition, or
+    unpacks its arguments) counts as broken. `nodes`: recon's, by id."""
     last = entity.rpartition(".")[2]
     names = {entity.rsplit(".", 2)[-2], "__init__"} if last == "__init__" else {last}
     broken = []

@@ -21,6 +21,15 @@ _KEY = re.compile(r"[A-Za-z_][\w.-]*[._-][\w.-]*[A-Za-z0-9]\Z")
 _READ_CALLS = ("get", "pop")  # mapping.get(K), mapping.pop(K): a read of K
 
 
+_QUOTED = re.compile(r"""["']([A-Za-z_][\w.-]*[._-][\w.-]*[A-Za-z0-9])["']""")
+
+
+def quoted_keys(source: str) -> set[str]:
+    """Every distinctive name `source` writes between quotes (what `key_uses` may find, and
+    more: a cheap test of whether a file is worth parsing for keys)."""
+    return set(_QUOTED.findall(source))
+
+
 def distinctive(name: str) -> bool:
     """`name` is specific enough to be followed by its text (`extra_schemes`, not `name`)."""
     return _KEY.match(name) is not None
