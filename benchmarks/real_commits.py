@@ -27,7 +27,11 @@ plan07 is driven by `plan07 next --json` / `plan07 complete --json` as a harness
 hand-out lands the commit's version of the files of the node handed out (all members of a
 merged step). A `complete` that plan07 answers with `merged_into` (the observed edit cannot be
 valid alone: it joined pending work in one step, nothing was checked) leaves a mid-step state:
-the step goes on, and the state is shown apart, as a change half-typed would be. Every other
+the step goes on, and the state is shown apart, as a change half-typed would be. One answered
+with `set_aside_for` (the edit narrows what pending consumers still use: plan07 put the node's
+files back, its edit saved, and hands the consumers out first) is shown apart the same way; the
+replay takes the node's files off what it has landed, and lands them again when the node comes
+back. Every other
 `complete` ends an executed step; the project's own suite runs on that state. A step is valid
 when no test fails that passed at the parent (a test the commit adds counts from when it
 exists). For the naive orders every file landed is a step. Suite results are cached by the set
@@ -389,10 +393,13 @@ def run_plan07(rp: Replay, changes: list[FileChange], subject: str, body: str, t
                 "observed": verdict.get("observed", [])[:4],
                 "observe_s": verdict.get("observe_s", 0.0),
                 "check_s": verdict.get("duration_s", 0.0)}
-        if verdict.get("merged_into"):
+        if verdict.get("merged_into") or verdict.get("set_aside_for"):
             worse = sorted(rp.suite.failing(frozenset(rp.landed), rp.baseline) - rp.baseline)
             mid.append({"hand_out": nid, "files": files, "valid": not worse,
-                        "merged_into": verdict["merged_into"], **info})
+                        "merged_into": verdict.get("merged_into"),
+                        "set_aside_for": verdict.get("set_aside_for") or [], **info})
+            if verdict.get("set_aside_for"):  # plan07 put its files back (the last checkpoint)
+                rp.landed -= set(files)
             continue
         if files:
             rp.judge(nid, files, passed=bool(verdict.get("passed")), **info)
@@ -621,10 +628,13 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str],
         "A *mid-step state* is a hand-out whose `complete` plan07 answered with `merged_into`: "
         "its edit cannot be valid alone (observed breaking, or a behaviour change whose planned "
         "tests are pending), so it joined pending work as one step and nothing was checked; "
-        "the step goes on. Those states are shown apart (the suite's verdict on them in their "
-        "column), as a half-typed change would be. A *re-offer* is a node handed out again after "
-        "a check of it failed. A hand-out *outside the commit* is a node the commit has no edit "
-        "for (a test the plan's lint adds to cover a criterion, the closing regression run): "
+        "the step goes on; or with `set_aside_for`: its edit narrows what pending consumers "
+        "still use, so plan07 put its files back (the edit saved) and hands the consumers out "
+        "first, the node again after them. Those states are shown apart (the suite's verdict on "
+        "them in their column), as a half-typed change would be. A *re-offer* is a node handed "
+        "out again after a check of it failed. A hand-out *outside the commit* is a node the "
+        "commit has no edit for (a test the plan's lint adds to cover a criterion, the closing "
+        "regression run): "
         "the replay lands nothing for it, so the tree stays as the last step left it and it is "
         "no step; it is completed as handed out (a test the commit never wrote fails its "
         "check).",
@@ -646,8 +656,8 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str],
         f"({100 * before / check_s if check_s else 0:.1f} % of them; per check, median "
         f"{100 * statistics.median(ratios) if ratios else 0:.1f} %, "
         f"at most {100 * max(ratios, default=0):.1f} %), and {at_merge:.2f} s at the {mids} "
-        f"merges (no check ran there: the step lands later as one; the failing check each "
-        f"spared is not timed).",
+        f"merges and set-asides (no check ran there: the step lands later; the failing check "
+        f"each spared is not timed).",
         "",
         "| commit | repository | test command | plan07 terse: hand-outs (files) |",
         "|---|---|---|---|",
@@ -658,7 +668,8 @@ def report(results: list[dict[str, Any]], out: Path, argv: list[str],
                      key=lambda x: x[0].get("order", 0))
         hs = "; ".join(
             f"{s['hand_out']} ({', '.join(Path(f).name for f in s['files'])})"
-            + (f" -> {s['merged_into']}" if mid else "")
+            + (f" -> {s['merged_into']}" if mid and s.get("merged_into") else
+               f" set aside for {', '.join(s['set_aside_for'])}" if mid else "")
             + ("" if s["valid"] else " INVALID") for s, mid in seq)
         env = " ".join(f"{k}={v}" for k, v in r["env"].items())
         lines.append(f"| `{r['commit'][:10]}` {r['name']} | {r['repo']} | "

@@ -278,6 +278,10 @@ class Planner(PlanReader):
                     art, node_id, changes, evidence):
                 return None
             done = adapt(art, node_id, changes, evidence, time=artifact.now())
+            if done.set_aside_for:
+                transitions.refund(art, node_id, run.reserved)
+                return checkpoints.set_aside(self.state_dir, art, run.node,
+                                             done.set_aside_for, changes)
             if done.merged_into is None:
                 return None
             transitions.refund(art, node_id, run.reserved)

@@ -7,10 +7,11 @@ dir (plan07.store.records).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from plan07.errors import PlanStateError
-from plan07.model import Checkpoint, PlanArtifact
+from plan07.model import Checkpoint, ObservedChange, PlanArtifact, PlanNode, Verdict
 from plan07.plan import amend, artifact
 from plan07.store import records, state
 from plan07.store.records import Restored
@@ -39,28 +40,62 @@ def leave_no_failed_edit(state_dir: Path, art: PlanArtifact, node_id: str) -> No
     stash-like, as a rollback saves it), so the next hand-out starts from a validated state.
     Outside git there is no snapshot to return to: the plan halts, and `plan07 feedback` or the
     user moves it on."""
-    from plan07.store import checkpoint
-
-    gate = art.gate
-    trees = [r.tree for r in gate.validated.values() if r.tree] if gate else []
-    last = trees[-1] if trees else (gate.cp0_tree if gate else None)
-    repo = Path(art.repo) if art.repo else None
-    saved = None
     try:
-        if last is None or last.startswith("stat:") or repo is None:
-            raise PlanStateError("no git snapshot")
-        saved = checkpoint.preserve(repo, art.plan_id, last, keep=[state_dir])
-        checkpoint.put_back(repo, last, keep=[state_dir])
+        saved = put_back_edit(state_dir, art)
     except PlanStateError:
         art.halted = (f"{node_id} failed past its retry bound and its edit cannot be undone "
                       "(no git snapshot of the state before it): fix the repository, then "
                       "`plan07 rollback` or `plan07 feedback`")
         artifact.record(art, node_id, "halted", art.halted, time=artifact.now())
         return
-    kept = f"; its edit is saved in {saved} (`git stash apply --index {saved}` brings it " \
-           "back)" if saved else ""
     artifact.record(art, node_id, "restored", "retries spent: the files are back as the last "
-                    f"validated check saw them{kept}", time=artifact.now())
+                    f"validated check saw them{kept_at(saved)}", time=artifact.now())
+
+
+def put_back_edit(state_dir: Path, art: PlanArtifact) -> str | None:
+    """The repository's files back at the content the last validated check ran on (CP0's when
+    none ran), what they held saved first, stash-like: the saved ref (None: nothing differed).
+    PlanStateError outside git (no snapshot to go back to)."""
+    from plan07.store import checkpoint
+
+    gate = art.gate
+    trees = [r.tree for r in gate.validated.values() if r.tree] if gate else []
+    last = trees[-1] if trees else (gate.cp0_tree if gate else None)
+    repo = Path(art.repo) if art.repo else None
+    if last is None or last.startswith("stat:") or repo is None:
+        raise PlanStateError("no git snapshot")
+    saved = checkpoint.preserve(repo, art.plan_id, last, keep=[state_dir])
+    checkpoint.put_back(repo, last, keep=[state_dir])
+    return saved
+
+
+def kept_at(saved: str | None) -> str:
+    """Where a put-back edit is saved, as a clause of an audit line."""
+    return f"; its edit is saved in {saved} (`git stash apply --index {saved}` brings it " \
+           "back)" if saved else ""
+
+
+def set_aside(state_dir: Path, art: PlanArtifact, node: PlanNode, ahead: Sequence[str],
+              changes: Sequence[ObservedChange]) -> Verdict:
+    """`node`'s observed edit narrows what `ahead` (pending) still use (plan07.plan.observed):
+    its files go back to the last checkpoint, the edit saved stash-like, and `ahead` are handed
+    out first; the verdict says so (nothing checked). Outside git nothing can be put back: the
+    plan halts, the edit stays, and the user moves it on. Inside the caller's transaction."""
+    from plan07.vocab import classify
+
+    try:
+        where = kept_at(put_back_edit(state_dir, art))
+    except PlanStateError:
+        art.halted = (f"{node.id}'s edit narrows what {', '.join(ahead)} still use and it "
+                      "cannot be put aside (no git snapshot): undo it, then `plan07 next`")
+        artifact.record(art, node.id, "halted", art.halted, time=artifact.now())
+        where = ""
+    return Verdict(
+        node_id=node.id, passed=False, check=node.validation, kind=classify(node.validation),
+        set_aside_for=list(ahead), observed=[f"{c.kind}: {c.what}" for c in changes][:16],
+        output_tail=f"not checked: the edit narrows what {', '.join(ahead)} still use; they "
+                    f"rebind first (rebind before narrow), then {node.id} comes again; the "
+                    f"files are back at the last checkpoint{where}")
 
 
 def return_to(state_dir: Path, to: str | None, *, files_required: bool, event: str) -> Restored:

@@ -17,16 +17,20 @@ CASES = [
     ("def f(a): return a", "def f(a, b): return a", [("f", "breaking", "adds required")]),
     ("def f(a, b=1): return a", "def f(a, b): return a", [("f", "breaking", "makes b required")]),
     ("def f(a, b): return a", "def f(a): return a", [("f", "breaking", "removes parameter b")]),
+    # an optional parameter removed: its callers can stop passing it first (narrowing)
+    ("def f(a, b=1): return a", "def f(a): return a",
+     [("f", "narrowing", "removes parameter b")]),
+    ("def f(a, b=1): return a", "def f(a, c=1): return a", [("f", "breaking", "removes")]),
     ("def f(a, b): return a", "def f(b, a): return a", [("f", "breaking", "moves")]),
-    ("def f(a, b): return a", "def f(a, *, b): return a", [("f", "breaking", "keyword-only")]),
-    ("def f(a, b): return a", "def f(a, b, /): return a", [("f", "breaking", "positional-only")]),
-    ("def f(a, *args): return a", "def f(a): return a", [("f", "breaking", "drops *args")]),
+    ("def f(a, b): return a", "def f(a, *, b): return a", [("f", "narrowing", "keyword-only")]),
+    ("def f(a, b): return a", "def f(a, b, /): return a", [("f", "narrowing", "positional-only")]),
+    ("def f(a, *args): return a", "def f(a): return a", [("f", "narrowing", "drops *args")]),
     ("def f(a, *, b): return a", "def f(a, **kw): return a",  # b swallowed by **kw
      [("f", "compatible", "adds optional")]),
     ("def f(a=1): return a", "def f(a=2): return a", [("f", "behaviour", "default")]),
     ("def f(a): return a", "def f(a): return a + 1", [("f", "behaviour", "body")]),
     ("def f(a):\n    '''doc'''\n    return a", "def f(a):\n    '''new doc'''\n    return a", []),
-    ("def f(a): return a", "", [("f", "breaking", "removes function")]),
+    ("def f(a): return a", "", [("f", "narrowing", "removes function")]),
     # definitions moved, or the module edited around them: the same source is no change
     ("def f(a): return a\ndef g(): pass", "X = 1\ndef g(): pass\n\n\ndef f(a): return a", []),
     ("class C:\n    def m(self, a): return a",
@@ -34,7 +38,7 @@ CASES = [
      [("C.m", "breaking", "adds required parameter self")]),  # `self` is now passed by hand
     ("", "def g(): return 1", [("g", "compatible", "adds function")]),
     ("def f(a): return a * 2", "def g(a): return a * 2", [("f", "breaking", "renames")]),
-    ("def f(): pass", "def g(y=1): pass", [("f", "breaking", "removes"),
+    ("def f(): pass", "def g(y=1): pass", [("f", "narrowing", "removes"),
                                            ("g", "compatible", "adds")]),
     ("class C:\n    def m(self, a): return a", "class C:\n    def m(self, a, b): return a",
      [("C.m", "breaking", "adds required")]),
@@ -55,19 +59,19 @@ CASES = [
     # a class's field shape: what its methods set on the instance, what its body assigns
     ("class C:\n    def __init__(self):\n        self.a = 1\n        self.b = 2",
      "class C:\n    def __init__(self):\n        self.a = 1",
-     [("C.__init__", "behaviour", "body"), ("C", "breaking", "no longer sets .b")]),
+     [("C.__init__", "behaviour", "body"), ("C", "narrowing", "no longer sets .b")]),
     ("class C:\n    def __init__(me):\n        me.a = G()\n        me.a.name = 'n'",
      "class C:\n    def __init__(me):\n        me.a = G()",
-     [("C.__init__", "behaviour", "body"), ("C", "breaking", "no longer sets .a.name")]),
+     [("C.__init__", "behaviour", "body"), ("C", "narrowing", "no longer sets .a.name")]),
     ("class C:\n    def __init__(self):\n        self.a = 1",  # set elsewhere: still set
      "class C:\n    def __init__(self):\n        self.setup()\n"
      "    def setup(self):\n        self.a, self.b = 1, 2",
      [("C.__init__", "behaviour", "body"), ("C.setup", "compatible", "adds method")]),
     ("class C:\n    a = 1\n    def m(self): return 1", "class C:\n    def m(self): return 1",
-     [("C", "behaviour", "body"), ("C", "breaking", "no longer sets .a")]),
+     [("C", "behaviour", "body"), ("C", "narrowing", "no longer sets .a")]),
     ("class C:\n    def __init__(self):\n        self.a = 1",  # an annotation sets nothing
      "class C:\n    a: int\n    def __init__(self):\n        pass",
-     [("C.__init__", "behaviour", "body"), ("C", "breaking", "no longer sets .a")]),
+     [("C.__init__", "behaviour", "body"), ("C", "narrowing", "no longer sets .a")]),
 ]
 
 

@@ -120,7 +120,8 @@ def test_a_breaking_edit_adds_the_rebind_of_a_consumer_the_plan_does_not_hold(
 
 def test_only_the_consumers_whose_calls_no_longer_bind_are_added(tmp_path: Path) -> None:
     """`discount` removed: Cart.checkout calls `total(self.items)`, which still binds; the test
-    passes it positionally, which does not: only the test gets a rebind."""
+    passes it positionally, which does not: only the test gets a rebind, and it goes first (an
+    optional parameter removed narrows: the test can stop passing it against the old form)."""
     planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement")])
     assert planner.next().node_id == "O1"  # type: ignore[union-attr]
     (repo / "pkg" / "pricing.py").write_text("def total(items):\n    return sum(items)\n")
@@ -128,10 +129,10 @@ def test_only_the_consumers_whose_calls_no_longer_bind_are_added(tmp_path: Path)
     art = planner.artifact
     assert art.observed is not None
     [change] = art.observed["O1"]
-    assert (change.kind, change.consumers) == ("breaking", ["tests.test_pricing.test_total"])
-    assert [o.target_entity for o in planner.obligations() if o.id != "O1"] == [
-        "tests.test_pricing.test_total"]
-    assert verdict.merged_into is not None
+    assert (change.kind, change.consumers) == ("narrowing", ["tests.test_pricing.test_total"])
+    added = [o for o in planner.obligations() if o.id != "O1"]
+    assert [o.target_entity for o in added] == ["tests.test_pricing.test_total"]
+    assert (verdict.merged_into, verdict.set_aside_for) == (None, [added[0].id])
 
 
 def test_a_behaviour_change_lands_with_the_planned_rewrite_of_its_tests(tmp_path: Path) -> None:
@@ -354,19 +355,29 @@ def _stop_setting_cli(repo: Path) -> None:
     (repo / "pkg" / "base.py").write_text(BASE.split("        self.cli = ")[0])
 
 
-def test_a_class_that_stops_setting_a_field_lands_with_its_planned_subclass(
+def test_a_class_that_stops_setting_a_field_waits_for_its_planned_subclass(
         tmp_path: Path) -> None:
-    """No signature changes, no word of the kind: the edit narrows Base's field shape, and the
-    planned subclass that does not set the field itself lands with it before any check."""
+    """No signature changes, no word of the kind: the edit narrows Base's field shape, so the
+    planned subclass that does not set the field itself goes first (it sets it, against the old
+    Base), and Base's edit comes again after it (flask 5fdce4c331)."""
     planner, repo = _field_repo(tmp_path, [ob("O1", "pkg.web.Web", "requirement"),
                                            ob("O2", "pkg.base.Base", "requirement")])
     assert planner.next().node_id == "O2"  # type: ignore[union-attr]
     _stop_setting_cli(repo)
     verdict = planner.complete("O2")
-    assert (verdict.merged_into, verdict.merged) == ("O1_atomic", ["O1"])
+    assert (verdict.merged_into, verdict.set_aside_for) == (None, ["O1"])
     (change,) = [c for c in (planner.artifact.observed or {})["O2"] if c.fields]
     assert (change.entity, change.kind, change.fields, change.consumers) == (
-        "pkg.base.Base", "breaking", ["cli"], ["pkg.web.Web"])  # Other sets its own
+        "pkg.base.Base", "narrowing", ["cli"], ["pkg.web.Web"])  # Other sets its own
+    assert (repo / "pkg" / "base.py").read_text() == BASE  # put back, the edit saved
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    (repo / "pkg" / "web.py").write_text(WEB.replace(
+        "    def command", "    def __init__(self, name):\n        super().__init__(name)\n"
+        "        self.cli = type('G', (), {'name': name})()\n\n    def command"))
+    assert planner.complete("O1").passed
+    assert planner.next().node_id == "O2"  # type: ignore[union-attr]
+    _stop_setting_cli(repo)
+    assert planner.complete("O2").passed  # Web sets it now: a behaviour change alone
 
 
 def test_a_subclass_left_without_a_field_the_plan_does_not_hold_gets_its_rebind(

@@ -185,6 +185,8 @@ class _Drive:
             if verdict.merged_into is not None:  # mid-step: not executed, nothing measured; the
                 self.held[verdict.merged_into] = (made + oids, applied)  # edit stays in the tree
                 continue
+            if verdict.set_aside_for:  # plan07 put the files back: the node comes again after
+                continue  # the consumers it narrows, and its steps are made again then
             state = s.step_done(checked)
             if verdict.passed:
                 self.applied.append((key, applied))

@@ -125,7 +125,8 @@ def complete(node_id: str, state: Path | None, timeout: float | None, as_json: b
              python: str | None = None, quiet: bool = False) -> int:
     """Run the node's validation; pass -> complete and advance (0); fail -> 1; not judged -> 2;
     not checked because its observed edit cannot be valid alone and joined pending work in one
-    step -> 0 (nothing failed; that step is handed out next). A judged (or merged) check then
+    step, or narrows what pending work still uses and was set aside behind it -> 0 (nothing
+    failed; that step, or that work, is handed out next). A judged (or merged) check then
     hands out what `plan07 next` would (`_hand_out_next`)."""
     from plan07 import block, printable, progress
     from plan07.cli.progressline import shown
@@ -137,7 +138,7 @@ def complete(node_id: str, state: Path | None, timeout: float | None, as_json: b
         print_json(verdict)
     elif verdict.inconclusive:
         echo(f"error: {error_line(f'{node_id} not judged: {verdict.inconclusive}')}", err=True)
-    elif verdict.merged_into is not None:
+    elif verdict.merged_into is not None or verdict.set_aside_for:
         echo(f"{printable(node_id)} not checked: {printable(verdict.output_tail)}")
         for line in verdict.observed:
             echo(f"  observed {printable(line)}")
@@ -152,7 +153,8 @@ def complete(node_id: str, state: Path | None, timeout: float | None, as_json: b
     if verdict.inconclusive:  # the environment, not the node: exit 2, nothing recorded
         return 2
     _hand_out_next(planner)
-    return 0 if verdict.passed or verdict.merged_into is not None else 1
+    return 0 if verdict.passed or verdict.merged_into is not None or verdict.set_aside_for \
+        else 1
 
 
 def _hand_out_next(planner: Planner) -> None:

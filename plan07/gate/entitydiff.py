@@ -1,11 +1,13 @@
 """An edit read at the entity level (CodePlan's change classification, griffe's breakage rules):
 the definitions of one Python module before and after, matched by qualified name, each change
-classified as `compatible` (every old call still binds), `breaking` (some old call cannot bind:
-a definition removed or renamed, a parameter removed, renamed, moved, made required, or turned
-keyword-only or positional-only, a `*args`/`**kwargs` dropped) or `behaviour` (the interface kept,
-the body or a default changed). Whether a caller still binds is plan07.gate.callsites'. Pure:
-sources in, changes out (docs/rules.md "Observed changes").
-"""
+classified as `compatible` (every old call still binds), `breaking` (some old call cannot bind,
+and its caller needs the new form: a definition renamed, a parameter renamed, moved or made
+required), `narrowing` (some old call cannot bind, and every such caller can be rewritten first,
+against the old form: a definition removed, an optional parameter or a `*args`/`**kwargs`
+removed, a parameter turned keyword-only or positional-only, an attribute a class stops
+setting) or `behaviour` (the interface kept, the body or a default changed). Whether a caller
+still binds is plan07.gate.callsites'. Pure: sources in, changes out (docs/rules.md "Observed
+changes")."""
 
 from __future__ import annotations
 
@@ -291,6 +293,28 @@ def signature_breaks(old: tuple[Param, ...], new: tuple[Param, ...]) -> list[str
     return why
 
 
+def only_narrows(old: tuple[Param, ...], new: tuple[Param, ...]) -> bool:
+    """Every call `new` refuses can be rewritten first, against `old` (the ladder's rebind before
+    narrow): optional parameters or variadics removed, parameters made keyword-only or
+    positional-only; nothing added (a rename is new form), made required, or moved."""
+    names = {p.name for p in old}
+    if any(p.name not in names for p in new):
+        return False
+    onew = {p.name: p for p in new}
+    old_pos = [p.name for p in old if p.kind in _POSITIONAL and p.name in onew]
+    new_pos = [p.name for p in new if p.kind in _POSITIONAL]
+    if [n for n in old_pos if n in new_pos] != [n for n in new_pos if n in old_pos]:
+        return False
+    for p in old:
+        n = onew.get(p.name)
+        if n is None and p.default is None and p.kind not in (VARARGS, VARKW):
+            return False  # a required parameter gone: no old call can leave it out first
+        if n is not None and n.default is None and p.default is not None \
+                and n.kind not in (VARARGS, VARKW):
+            return False
+    return True
+
+
 def classify(old: Definition | None, new: Definition | None, qualname: str) -> Change | None:
     """The change of one definition from `old` to `new` (either may be None); None when it did
     not change."""
@@ -299,8 +323,8 @@ def classify(old: Definition | None, new: Definition | None, qualname: str) -> C
     if old is None:
         assert new is not None
         return Change(qualname, "compatible", f"adds {new.kind} {qualname}")
-    if new is None:
-        return Change(qualname, "breaking", f"removes {old.kind} {qualname}")
+    if new is None:  # its callers can stop calling it before it goes
+        return Change(qualname, "narrowing", f"removes {old.kind} {qualname}")
     if old.text == new.text:
         return None  # the same source, decorators included: nothing in it changed
     if old.kind != new.kind and "property" in (old.kind, new.kind):
@@ -308,7 +332,8 @@ def classify(old: Definition | None, new: Definition | None, qualname: str) -> C
     if old.params is not None and new.params is not None and old.params != new.params:
         breaks = signature_breaks(old.params, new.params)
         if breaks:
-            return Change(qualname, "breaking", f"{qualname}: {'; '.join(breaks)}", old.params,
+            kind = "narrowing" if only_narrows(old.params, new.params) else "breaking"
+            return Change(qualname, kind, f"{qualname}: {'; '.join(breaks)}", old.params,
                           new.params)
         added = [p.name for p in new.params if p.name not in {q.name for q in old.params}]
         defaults = [p.name for p in new.params for q in old.params
@@ -384,7 +409,8 @@ def diff_module(old_source: str | None, new_source: str | None) -> list[Change]:
         gone = sorted(o.state - n.state)
         gone = [f for f in gone if not any(f.startswith(g + ".") for g in gone)]
         if gone:
-            out.append(Change(q, "breaking", f"{q} no longer sets "
+            # its subclasses can set it themselves before it stops
+            out.append(Change(q, "narrowing", f"{q} no longer sets "
                               f"{', '.join('.' + f for f in gone)} on its instances",
                               fields=tuple(gone)))
     # a class's own line counts only for its constructor or its class-level body: a method's

@@ -9,6 +9,7 @@ plan orders by what the decomposer said and by definition-before-use alone.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from plan07 import caps
@@ -17,6 +18,7 @@ from plan07.gate.callsites import call_sites, overrides, still_binds
 from plan07.gate.entitydiff import (
     VARARGS,
     VARKW,
+    Change,
     Param,
     diff_module,
     signature_breaks,
@@ -31,6 +33,8 @@ from plan07.gate.stringrefs import (
 )
 from plan07.model import Evidence, ObservedChange, ReconNode
 
+# the kinds of an observed change some old call cannot bind to
+BREAKS = ("breaking", "narrowing")
 # recon edge kinds by which code calls (or passes, inherits, uses) a definition
 CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
 # A node's edit is small (§3.4: at most 5 files); an observation reads at most this many files
@@ -118,36 +122,37 @@ def observe(repo: Path, base: str | None, tree: str | None,
         return []
     nodes = {n.id: n for n in evidence.recon.nodes}
     modules = {n.file: n.id for n in evidence.recon.nodes if n.kind == "module" and n.file}
-    changes = [(p, f"{_module_of(p, modules)}.{c.qualname}", c)
-               for p, (before, after) in texts.items() for c in diff_module(before, after)]
+    changes = _moves_are_breaking([(p, f"{_module_of(p, modules)}.{c.qualname}", c)
+                                   for p, (before, after) in texts.items()
+                                   for c in diff_module(before, after)])
     # the subclasses overriding a method whose signature broke, in a form the new calls do not
     # fit: one grep for every such method, each file parsed once
-    queries = {e: c.new for _, e, c in changes if c.kind == "breaking" and c.old is not None
+    queries = {e: c.new for _, e, c in changes if c.kind in BREAKS and c.old is not None
                and c.new is not None and _method_of_class(e, nodes)}
     overridden = _broken_overrides(repo, tree, queries, nodes, modules)
     # the parameters a breaking change took away, by name: a call written inside a string (a
     # template's `urlize(extra_uri_schemes=...)`) binds by that name where no recon edge shows it
     gone = {e: {p.name for p in c.old if p.kind not in (VARARGS, VARKW) and distinctive(p.name)}
             - {p.name for p in c.new} for _, e, c in changes
-            if c.kind == "breaking" and c.old is not None and c.new is not None}
+            if c.kind in BREAKS and c.old is not None and c.new is not None}
     written = _keywords_written(repo, tree, set().union(*gone.values()), set(texts), nodes,
                                 modules)
     # the recon callers of every changed signature: one pass over the edges, one blob read
-    callers = _callers(evidence, [e for _, e, c in changes if c.kind == "breaking"
+    callers = _callers(evidence, [e for _, e, c in changes if c.kind in BREAKS
                                   and c.old is not None and c.new is not None])
     caller_texts = read_blobs(repo, tree, sorted({
         f for xs in callers.values() for x in xs if (f := nodes[x].file if x in nodes else None)}))
     out: list[ObservedChange] = []
     for p, entity, c in changes:
         kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
-        if kind == "breaking" and nodes.get(entity) is not None and nodes[entity].kind == "test":
+        if kind in BREAKS and nodes.get(entity) is not None and nodes[entity].kind == "test":
             kind, what = "behaviour", f"{what} (a test: no code calls it)"
-        elif kind == "breaking" and c.fields:
+        elif kind in BREAKS and c.fields:
             broken = _subclasses_left_unset(repo, tree, entity, c.fields, evidence, nodes)
             if not broken:
                 kind, what = "behaviour", f"{what} (every subclass in the repository sets it " \
                                           "itself)"
-        elif kind == "breaking" and c.old is not None and c.new is not None:
+        elif kind in BREAKS and c.old is not None and c.new is not None:
             broken = _broken_callers(entity, c.old, c.new, callers.get(entity, []), caller_texts,
                                      nodes)
             broken += [x for x in overridden.get(entity, []) if x not in broken]
@@ -155,8 +160,18 @@ def observe(repo: Path, base: str | None, tree: str | None,
                        if x not in broken and not _part(x, entity)]
             if not broken:
                 kind, what = "compatible", f"{what} (every call in the repository binds)"
-        out.append(_change(entity, kind, what, p, broken, c.fields if kind == "breaking" else ()))
+        out.append(_change(entity, kind, what, p, broken, c.fields if kind in BREAKS else ()))
     return out + _key_changes(repo, tree, texts, nodes, modules)
+
+
+def _moves_are_breaking(changes: list[tuple[str, str, Change]]) -> list[tuple[str, str, Change]]:
+    """A definition removed while the same edit adds one of its name elsewhere moved there: its
+    callers need the new place (breaking), they cannot rewrite first."""
+    added = {e.rpartition(".")[2] for _, e, c in changes if c.what.startswith("adds ")}
+    return [(p, e, replace(c, kind="breaking", what=f"{c.what} (moved: the edit adds "
+                           f"{e.rpartition('.')[2]} elsewhere)"))
+            if c.kind == "narrowing" and c.old is None and c.what.startswith("removes ")
+            and e.rpartition(".")[2] in added else (p, e, c) for p, e, c in changes]
 
 
 def _change(entity: str, kind: str, what: str, file: str, consumers: list[str],
@@ -258,7 +273,9 @@ def _key_changes(repo: Path, tree: str, texts: dict[str, tuple[str | None, str |
             what = (f"{entity} no longer defines key {k!r}, which other code still uses"
                     if defined else f"{entity} reads key {relied[0]!r}, which nothing outside "
                     f"the edit holds, where it read {k!r}")
-            out.append(_change(entity, "breaking", what, p, consumers, keys=(k,)))
+            # a key dropped, none defined in its place: its users can stop using it first
+            kind = "narrowing" if defined and not came else "breaking"
+            out.append(_change(entity, kind, what, p, consumers, keys=(k,)))
     return out
 
 

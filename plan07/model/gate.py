@@ -11,14 +11,17 @@ from plan07 import caps
 from plan07.model.fields import Entity, ObligationId, Strict
 from plan07.vocab import CheckKind
 
-ChangeKind = Literal["compatible", "breaking", "behaviour"]
+ChangeKind = Literal["compatible", "breaking", "narrowing", "behaviour"]
 
 
 class ObservedChange(Strict):
     """One change of an entity's interface (or behaviour) the gate read off a node's edit,
     compared with the last checkpoint (plan07.gate.observe). `compatible`: every old call still
-    binds; `breaking`: some cannot (a parameter removed, renamed, reordered or made required, a
-    definition removed); `behaviour`: the body changed, the interface did not."""
+    binds; `breaking`: some cannot, and its callers need the new form (a parameter renamed,
+    reordered or made required, a definition renamed, a string key renamed); `narrowing`: some
+    cannot, and its callers can stop using what goes before it goes (a definition, an optional
+    parameter or a string key removed, an attribute a class stops setting); `behaviour`: the
+    body changed, the interface did not."""
 
     entity: Entity
     kind: ChangeKind
@@ -106,4 +109,8 @@ class Verdict(Strict):
     # these pending obligations (its composite is handed out next); nothing failed
     merged_into: ObligationId | None = None
     merged: list[ObligationId] = []
+    # not checked: the observed edit narrows what these pending obligations still use, so they
+    # rebind first (rebind before narrow); its files are back at the last checkpoint, the edit
+    # saved (output_tail names where), and the node comes again after them
+    set_aside_for: list[ObligationId] = []
     observe_s: float = 0.0  # seconds spent reading the edit (and acting on it) before the check

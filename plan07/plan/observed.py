@@ -30,6 +30,7 @@ from plan07.model import (
     ObservedChange,
     OrderResult,
     PlanArtifact,
+    PlanNode,
 )
 from plan07.plan import artifact
 from plan07.plan.schedule import ATOMIC_KINDS
@@ -39,6 +40,7 @@ from plan07.vocab import covers, sort_ids
 # `imports`: importing a module is not a call of the function that changed)
 CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
 MAX_ADDED = 16  # rebind obligations one observation may add (the §3.2 dependency cap)
+BREAKS = ("breaking", "narrowing")  # observed kinds some old call cannot bind to
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,9 @@ class Adapted:
     added: tuple[str, ...] = ()
     merged_into: str | None = None
     merged: tuple[str, ...] = ()
+    # the pending obligations that now go first (rebind before narrow): the node is set aside,
+    # nothing handed out until the next `next`; the caller puts its files back
+    set_aside_for: tuple[str, ...] = ()
 
 
 def _owner(members: Sequence[Obligation], c: ObservedChange) -> str:
@@ -82,7 +87,7 @@ def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
         parts = c.entity.split(".")
         src = next((x for x in (".".join(parts[:i]) for i in range(len(parts), 0, -1))
                     if x in known), None)
-        if c.kind != "breaking" or src is None:
+        if c.kind not in BREAKS or src is None:
             continue
         via = {e.src: e.kind for e in evidence.recon.edges if e.kind in CALL_KINDS
                and _part(e.dst, c.entity) and not _part(e.src, c.entity)}
@@ -137,7 +142,7 @@ def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedCh
             for c in cs}
     if {(c.entity, c.kind) for c in changes} <= seen:
         return False
-    if any(c.kind == "breaking" for c in changes):
+    if any(c.kind in BREAKS for c in changes):
         return True
     if not any(c.kind == "behaviour" for c in changes):
         return False
@@ -167,6 +172,14 @@ def keep_changes(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChan
 def _lines(changes: Sequence[ObservedChange]) -> str:
     more = f" (+{len(changes) - 4} more)" if len(changes) > 4 else ""
     return "; ".join(f"{c.kind}: {c.what}" for c in changes[:4]) + more
+
+
+def _ahead(art: PlanArtifact, node: PlanNode) -> list[str]:
+    """The pending nodes `node` now waits for by an edge the rules derived (its edit has to land
+    after them), in id order."""
+    pending = {n.id for n in art.nodes if n.state != "complete"}
+    preds = {e.from_ for e in art.edges if e.to == node.id and e.from_ in pending}
+    return sort_ids(preds - {node.id})
 
 
 def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
@@ -226,6 +239,18 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
     except (InputError, PlanStateError):  # the scheduler refused the merge: the check decides
         return Adapted(tuple(changes), tuple(added))
     now = next((n for n in art.nodes if mine <= set(n.members or [n.id])), None)
+    ahead = _ahead(art, now) if now is not None else []
+    if now is not None and now.id == node_id and ahead:
+        # its edit narrows what pending consumers still use: they rebind first, against the old
+        # form (rebind before narrow), and the node comes again after them
+        art.active = None
+        art.epoch = (art.epoch or 0) + 1
+        artifact.add_revision(art, f"observed: {node_id}'s edit narrows what {', '.join(ahead)} "
+                              f"still use ({lines}); they rebind first, {node_id} after them",
+                              node_id, time=time)
+        artifact.record(art, node_id, "set_aside", f"{', '.join(ahead)} rebind first; "
+                        f"{node_id} comes again after them", time=time)
+        return Adapted(tuple(changes), tuple(added), set_aside_for=tuple(ahead))
     # a step that grew keeps its id when it was already atomic: its new members are still a
     # merge, and the edit in hand is not yet the whole step (never checked, never completed)
     if now is None or set(now.members or [now.id]) == mine:
