@@ -178,9 +178,10 @@ class Planner(PlanReader):
 
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=artifact.now())
+            saved = None if node is None else (tx.art.set_aside or {}).get(node.id)
             view = None if node is None else driver.view(
                 node, tx.art.requirement, digest=transitions.digest_of(tx.art, node),
-                note=criteria.check_note(tx.art, node))
+                note=criteria.check_note(tx.art, node), saved=saved)
             tx.view_text = None if view is None else driver.as_text(view)
         return view, tx.art
 
@@ -246,6 +247,8 @@ class Planner(PlanReader):
             gate.keep_adopted(art, self.state_dir, checked.adopted)  # a deferred CP0 baseline
             if changes and not acting and art.active == node_id and art.epoch == epoch:
                 observed.keep_changes(art, node_id, changes, time=artifact.now())
+            if verdict.passed and art.set_aside:  # its edit landed: nothing to bring back
+                art.set_aside.pop(node_id, None)
             settled = transitions.settle(art, node_id, run.reserved, verdict,
                                          self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)

@@ -84,7 +84,10 @@ def set_aside(state_dir: Path, art: PlanArtifact, node: PlanNode, ahead: Sequenc
     from plan07.vocab import classify
 
     try:
-        where = kept_at(put_back_edit(state_dir, art))
+        saved = put_back_edit(state_dir, art)
+        where = kept_at(saved)
+        if saved:
+            art.set_aside = {**(art.set_aside or {}), node.id: saved}
     except PlanStateError:
         art.halted = (f"{node.id}'s edit narrows what {', '.join(ahead)} still use and it "
                       "cannot be put aside (no git snapshot): undo it, then `plan07 next`")

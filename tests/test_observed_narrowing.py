@@ -47,11 +47,18 @@ def test_a_narrowing_edit_waits_for_its_planned_consumer_then_lands_alone(
     (repo / "tests" / "test_pricing.py").write_text(TEST)
     assert planner.complete("O2").passed  # against the old form: discount is still optional
 
-    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
-    pricing.write_text(NARROWED)
+    back = planner.next()
+    assert back is not None
+    assert back.node_id == "O1"
+    assert back.saved_edit is not None
+    assert f"git stash apply --index {ref}" in back.saved_edit
+    subprocess.run(["git", "-C", str(repo), "stash", "apply", "--index", ref], check=True,
+                   capture_output=True)  # the saved edit, brought back as the view says
+    assert pricing.read_text() == NARROWED
     again = planner.complete("O1")
     assert again.passed
     assert again.set_aside_for == []
+    assert not planner.artifact.set_aside
     assert planner.next() is None
 
 

@@ -223,6 +223,9 @@ class DriverView(Strict):
     # what the check's pass will and will not prove (it passed at CP0 on the untouched tree: it
     # proves nothing about the change), one line; absent when there is nothing to say
     check_note: Field500 | None = None
+    # this node was set aside before its check (rebind before narrow): how to bring back the
+    # edit it had then, one line; absent otherwise
+    saved_edit: Field500 | None = None
 
     def data(self) -> dict[str, Any]:
         """The view as JSON data, the one shape every surface shows (`plan07 next --json`,
@@ -330,6 +333,9 @@ class PlanArtifact(BaseModel):
     # what the gate observed each node's edit change (plan07.gate.observe): interface changes
     # the rules read as `observed_change(O, E, Kind)` facts (docs/rules.md "Observed changes")
     observed: dict[ObligationId, list[ObservedChange]] | None = None
+    # nodes set aside before their check (their edit narrowed what pending consumers still use):
+    # the ref their edit is saved in, shown once when the node is handed out again
+    set_aside: dict[ObligationId, Annotated[str, StringConstraints(max_length=200)]] | None = None
     # §3.6 revision from the run itself (observed edits, failures in unplanned consumers' tests):
     # off only for the §7.5 ablation of the revision trigger
     revision: Literal[False] | None = None

@@ -30,12 +30,14 @@ def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:
 
 
 def view(node: PlanNode, requirement: Requirement | None = None, *,
-         digest: str | None = None, note: str | None = None) -> DriverView:
+         digest: str | None = None, note: str | None = None,
+         saved: str | None = None) -> DriverView:
     """§3.4 step 2: the model-facing context from that node only (preconditions are its deps,
     all complete, or it would not be ready), with what the agent needs to act on it: the
     goal, the node's own caused_by and evidence, the criteria it serves, what its check runs.
     `digest`: on a local retry (plan07.plan.retry), the previous attempt's failure in one line;
-    `note`: what the check's pass proves and does not (plan07.plan.criteria.check_note)."""
+    `note`: what the check's pass proves and does not (plan07.plan.criteria.check_note);
+    `saved`: the ref an earlier edit of this node was saved in when it was set aside."""
     if node.status != "ready":
         raise PlanStateError(
             f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out",
@@ -55,6 +57,9 @@ def view(node: PlanNode, requirement: Requirement | None = None, *,
         criteria=served(node, requirement) if requirement else [],
         check=check_text(node.validation),
         check_note=note,
+        saved_edit=None if saved is None else (
+            f"set aside earlier (its consumers rebound first): `git stash apply --index "
+            f"{saved}` brings back the edit it had then"),
     )
 
 
