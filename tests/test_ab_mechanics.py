@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,3 +254,28 @@ def test_a_validate_step_with_nothing_to_fix_makes_no_model_call(runs: Runs, nam
     assert all(c["tokens"] == 0 for c in checked)
     assert not validate & {o for c in called for o in c["asked"]}
     assert r.calls == len(called) == len(task.steps) - len(validate)
+
+
+def test_a_set_aside_edit_comes_back_by_the_views_command_without_a_model_call(
+        tmp_path: Path) -> None:
+    """The A/B harness does what a set-aside node's view says (`saved_edit`): the edit is back,
+    as whole-file edits a failed check can revert; anything but `git stash apply` is refused."""
+    from plan07.ab.edits import bring_back, revert_all
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "m.py").write_text("def f(a, b=0):\n    return a\n")
+    git("add", "-A")
+    git("-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-q", "-m", "init")
+    (tmp_path / "m.py").write_text("def f(a):\n    return a\n")
+    ref = git("stash", "create")
+    git("checkout", "--", "m.py")
+    applied = bring_back(tmp_path, f"git stash apply --index {ref}", ["m.py"])
+    assert applied is not None
+    assert (tmp_path / "m.py").read_text() == "def f(a):\n    return a\n"
+    revert_all(tmp_path, applied)
+    assert (tmp_path / "m.py").read_text() == "def f(a, b=0):\n    return a\n"
+    assert bring_back(tmp_path, "rm -rf .", ["m.py"]) is None

@@ -51,7 +51,7 @@ def test_a_narrowing_edit_waits_for_its_planned_consumer_then_lands_alone(
     assert back is not None
     assert back.node_id == "O1"
     assert back.saved_edit is not None
-    assert f"git stash apply --index {ref}" in back.saved_edit
+    assert back.saved_edit == f"git stash apply --index {ref}"
     subprocess.run(["git", "-C", str(repo), "stash", "apply", "--index", ref], check=True,
                    capture_output=True)  # the saved edit, brought back as the view says
     assert pricing.read_text() == NARROWED

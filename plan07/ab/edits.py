@@ -8,6 +8,8 @@ its own attempt (and nothing else) before trying again.
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,3 +103,21 @@ def revert_all(repo: Path, applied: list[Applied]) -> None:
     """Undo several applied edits, newest first."""
     for a in reversed(applied):
         revert(repo, a)
+
+
+def bring_back(repo: Path, command: str, files: list[str]) -> list[Applied] | None:
+    """Run the view's `saved_edit` (`git stash apply --index REF`) in `repo`: the edit a node had
+    when it was set aside, back without a model call, as an agent reading the view would; what
+    it wrote, as whole-file edits of `files` (so a failed check reverts them). None when git
+    refuses it (a conflict with what landed since): the executor makes the edit again."""
+    argv = shlex.split(command)
+    if argv[:3] != ["git", "stash", "apply"]:
+        return None
+    before = {f: (repo / f).read_text() if (repo / f).exists() else None for f in files}
+    done = subprocess.run(["git", "-C", str(repo), *argv[1:]], capture_output=True, check=False)
+    if done.returncode != 0:
+        subprocess.run(["git", "-C", str(repo), "checkout", "--", *files], capture_output=True,
+                       check=False)
+        return None
+    return [Applied(f, old, (repo / f).read_text(), 0) for f, old in before.items()
+            if (repo / f).exists() and (repo / f).read_text() != old]

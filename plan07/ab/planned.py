@@ -30,7 +30,7 @@ from typing import Any
 from plan07 import ScriptedClient, caps
 from plan07.ab import contexts
 from plan07.ab.checker import Checker
-from plan07.ab.edits import Applied, revert_all
+from plan07.ab.edits import Applied, bring_back, revert_all
 from plan07.ab.executors import Executor
 from plan07.ab.run import Ablation, RunResult, Session
 from plan07.ab.tasks import GoldStep, Task
@@ -121,6 +121,9 @@ class _Drive:
         # a merged step (plan07 read an edit that cannot be valid alone): its id -> the steps
         # already made for it and their edits, kept in the tree until the step is checked
         self.held: dict[str, tuple[list[str], list[Applied]]] = {}
+        # a node set aside (its edit narrowed what pending consumers use): its id -> the files
+        # its edit touched, brought back by the view's `saved_edit` when it comes again
+        self.aside: dict[str, list[str]] = {}
         self._seen = 0  # usage entries of the current planner already metered
 
     def plan(self, obligations: list[Obligation], evidence: Evidence, *, retry: bool) -> Any:
@@ -168,8 +171,12 @@ class _Drive:
             ctx = contexts.plan07(self.shown(p, view), contexts.files_of(task, oids), s.repo,
                                   failure.get(view.node_id), typed=self.ab.typed_artifacts,
                                   request=task.request, schedule=schedule)
+            aside = self.aside.pop(key, None)
             if not steps:
                 applied = []
+            elif view.saved_edit and aside is not None and (
+                    back := bring_back(s.repo, view.saved_edit, aside)) is not None:
+                applied = back  # the edit it had when set aside, as the view says: no model call
             elif view.obligation == "validate" and view.node_id not in failure \
                     and not view.failure_digest:
                 applied = s.apply(s.check_only(oids[0]))  # nothing to edit: the gate checks it
@@ -185,8 +192,9 @@ class _Drive:
             if verdict.merged_into is not None:  # mid-step: not executed, nothing measured; the
                 self.held[verdict.merged_into] = (made + oids, applied)  # edit stays in the tree
                 continue
-            if verdict.set_aside_for:  # plan07 put the files back: the node comes again after
-                continue  # the consumers it narrows, and its steps are made again then
+            if verdict.set_aside_for:  # plan07 put the files back (the edit saved): the node
+                self.aside[key] = sorted({a.file for a in applied})  # comes again after the
+                continue  # consumers it narrows, and its view says how to bring the edit back
             state = s.step_done(checked)
             if verdict.passed:
                 self.applied.append((key, applied))

@@ -223,8 +223,8 @@ class DriverView(Strict):
     # what the check's pass will and will not prove (it passed at CP0 on the untouched tree: it
     # proves nothing about the change), one line; absent when there is nothing to say
     check_note: Field500 | None = None
-    # this node was set aside before its check (rebind before narrow): how to bring back the
-    # edit it had then, one line; absent otherwise
+    # this node was set aside before its check (rebind before narrow): the git command that
+    # brings back the edit it had then (run in the repository); absent otherwise
     saved_edit: Field500 | None = None
 
     def data(self) -> dict[str, Any]:

@@ -57,9 +57,7 @@ def view(node: PlanNode, requirement: Requirement | None = None, *,
         criteria=served(node, requirement) if requirement else [],
         check=check_text(node.validation),
         check_note=note,
-        saved_edit=None if saved is None else (
-            f"set aside earlier (its consumers rebound first): `git stash apply --index "
-            f"{saved}` brings back the edit it had then"),
+        saved_edit=None if saved is None else f"git stash apply --index {saved}",
     )
 
 
