@@ -127,14 +127,16 @@ def add_consumers(art: PlanArtifact, cause: str, edges: Sequence[ImpactEdge],
 
 def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
                    evidence: Evidence) -> bool:
-    """Whether the rules could make the node one step with pending work (a cheap test before the
-    re-walk, which costs more than reading the edit): a breaking change, or a behaviour change
-    while a pending obligation targets tests; and not what the plan already acted on (a merged
-    step's own changes, read again at its `complete`).
+    """Whether the rules could change the plan for these changes (a cheap test before the
+    re-walk, which costs more than reading the edit): a breaking or narrowing change some
+    consumer outside the handed-out step uses (pending work, or code no obligation covers), or
+    a behaviour change while a pending obligation outside the step targets tests; and not what
+    the plan already acted on (a merged step's own changes, read again at its `complete`).
 
     A change observed compatible (every old call still binds) is no such case: by the ladder it
     orders its consumers after the node (widen before rebind), and at `complete` the handed-out
-    node is ahead of every pending obligation already. It is recorded with the verdict
+    node is ahead of every pending obligation already. Nor is a change every consumer of which
+    is inside the step, or complete (it rebound before). Either is recorded with the verdict
     (`keep_changes`), and every later re-walk (a merge, a replan, feedback) and `explain` read
     it."""
     mine = set(artifact.node(art, node_id).members or [node_id])
@@ -142,15 +144,38 @@ def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedCh
             for c in cs}
     if {(c.entity, c.kind) for c in changes} <= seen:
         return False
-    if any(c.kind in BREAKS for c in changes):
+    others = [o for n in art.nodes if n.state != "complete" and n.id != node_id
+              for o in (art.collapsed.get(n.id) or [n])]
+    if any(_used_outside(art, c, [o.target_entity for o in others], evidence)
+           for c in changes if c.kind in BREAKS):
         return True
     if not any(c.kind == "behaviour" for c in changes):
         return False
     tests = {n.id for n in evidence.recon.nodes if n.kind == "test"}
-    pending = [o for n in art.nodes if n.state != "complete"
-               for o in (art.collapsed.get(n.id) or [n])]
-    return any(any(covers(o.target_entity, t) for t in tests) for o in pending
+    return any(any(covers(o.target_entity, t) for t in tests) for o in others
                if o.obligation == "modify")
+
+
+# recon edge kinds by which the rules say a target consumes a definition (rules/ordering.dl
+# consume_kind)
+CONSUME_KINDS = (*CALL_KINDS, "imports", "reads")
+
+
+def _used_outside(art: PlanArtifact, c: ObservedChange, pending: Sequence[str],
+                  evidence: Evidence) -> bool:
+    """Some consumer of changed entity `c.entity` lies in a `pending` target (or holds one), or
+    is one the observation named that no obligation of the plan covers (its rebind is to be
+    added): what the observation named, recon's consumers (`CONSUME_KINDS` edges into it or
+    into a part of it) and the impact edges out of it: a superset of what the rules read."""
+    e = c.entity
+    xs = set(c.consumers)
+    xs |= {x.src for x in evidence.recon.edges if x.kind in CONSUME_KINDS and _part(x.dst, e)}
+    xs |= {x.dst for x in evidence.impact.edges if covers(e, x.src) or covers(x.src, e)}
+    if any(covers(t, x) or covers(x, t) for x in xs for t in pending):
+        return True
+    planned = [o.target_entity for o in artifact.obligations_of(art)]
+    return bool(unplanned_consumers(art, [c], evidence)) if any(
+        not any(covers(t, x) for t in planned) for x in c.consumers) else False
 
 
 def keep_changes(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange], *,
