@@ -113,3 +113,12 @@ def test_call_sites_are_read_inside_the_caller_only() -> None:
     assert call_sites(src, "other", "total") == [CallShape(3, (), False)]
     assert call_sites(src, "missing", "total") is None
     assert call_sites("def (:", "x", "total") is None
+
+
+def test_a_caller_defined_more_than_once_has_the_calls_of_each_definition() -> None:
+    """`typing.overload` stubs, then the implementation (flask's cli.locate_app): the calls of
+    the real body count, and a decorator's calls belong to the function it decorates."""
+    src = ("@overload\ndef load(x: int) -> int: ...\n\n"
+           "@register(total(1))\ndef load(x):\n    return total(x, 2)\n")
+    assert call_sites(src, "load", "total") == [CallShape(1, (), False),
+                                                CallShape(2, (), False)]

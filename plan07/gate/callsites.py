@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import inspect
 from dataclasses import dataclass
+from functools import lru_cache
 
 from plan07.gate.entitydiff import (
     KWONLY,
@@ -75,32 +76,63 @@ def call_sites(source: str, caller: str, callee: str) -> list[CallShape] | None:
     constructor; `super().__init__` for `__init__`) inside definition `caller` (a qualified name
     in `source`; "" for the module's top level); None when the caller is not found or the
     source does not parse."""
+    calls = _calls_in(source, caller)
+    return None if calls is None else list(calls.get(callee, ()))
+
+
+@lru_cache(maxsize=256)
+def _calls_in(source: str, caller: str) -> dict[str, tuple[CallShape, ...]] | None:
+    """Every call inside definition `caller` of `source`, by the last name called (from one
+    walk of the whole module, `_file_calls`: a file holding several callers is read once)."""
     tree = parsed(source)
     if tree is None:
         return None
-    scope: ast.AST = tree
     body: list[ast.stmt] = tree.body
     for part in caller.split(".") if caller else []:
         found = next((n for n in body if isinstance(
             n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
         if found is None:
             return None
-        scope, body = found, found.body
-    out: list[CallShape] = []
-    for n in ast.walk(scope):
-        if not isinstance(n, ast.Call):
+        body = found.body
+    out: dict[str, list[CallShape]] = {}
+    for path, name, shape in _file_calls(source):
+        if not caller or path == caller or path.startswith(caller + "."):
+            out.setdefault(name, []).append(shape)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=64)
+def _file_calls(source: str) -> tuple[tuple[str, str, CallShape], ...]:
+    """Each call of `source` (which parses): the qualified name of the definition it is made in
+    ("" at the top level; a call in a decorator, a base or a default belongs to the definition
+    it decorates, as recon links it), the last name called, and its shape; in source order."""
+    tree = parsed(source)
+    assert tree is not None
+    out: list[tuple[tuple[int, int], str, str, CallShape]] = []
+    todo: list[tuple[ast.AST, str]] = [(n, "") for n in tree.body]
+    while todo:
+        node, path = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            inner = f"{path}.{node.name}" if path else node.name
+            outside: list[ast.AST] = [*node.decorator_list]
+            if isinstance(node, ast.ClassDef):
+                outside += [*node.bases, *node.keywords]
+            else:
+                outside += [node.args, *([node.returns] if node.returns else [])]
+            todo += [(n, inner) for n in [*outside, *node.body]]
             continue
-        f = n.func
-        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
-            else None
-        if name != callee:
-            continue
-        out.append(CallShape(
-            sum(1 for a in n.args if not isinstance(a, ast.Starred)),
-            tuple(k.arg for k in n.keywords if k.arg is not None),
-            any(isinstance(a, ast.Starred) for a in n.args)
-            or any(k.arg is None for k in n.keywords)))
-    return out
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+                else None
+            if name is not None:
+                out.append(((node.lineno, node.col_offset), path, name, CallShape(
+                    sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+                    tuple(k.arg for k in node.keywords if k.arg is not None),
+                    any(isinstance(a, ast.Starred) for a in node.args)
+                    or any(k.arg is None for k in node.keywords))))
+        todo += [(c, path) for c in ast.iter_child_nodes(node)]
+    return tuple((path, name, shape) for _, path, name, shape in sorted(out, key=lambda t: t[0]))
 
 
 def overrides(source: str, cls: str, method: str) -> list[tuple[str, tuple[Param, ...]]]:
