@@ -279,3 +279,19 @@ def test_a_set_aside_edit_comes_back_by_the_views_command_without_a_model_call(
     revert_all(tmp_path, applied)
     assert (tmp_path / "m.py").read_text() == "def f(a, b=0):\n    return a\n"
     assert bring_back(tmp_path, "rm -rf .", ["m.py"]) is None
+
+
+def test_the_entities_of_a_node_folded_into_a_step_after_its_pass_are_its_steps() -> None:
+    """Impact feedback given after a node passed can fold it into a cycle with what it adds
+    (jinja be83e7e06c, packaging 1277904652 crashed the A/B unit with StopIteration)."""
+    from types import SimpleNamespace
+
+    from plan07.ab.planned import changed_entities
+
+    step = SimpleNamespace(id="O2_cycle", members=["O2", "O5"], cycle_collapsed=True,
+                           target_entity="a.f + b.g")
+    obligations = [SimpleNamespace(id="O2", target_entity="a.f"),
+                   SimpleNamespace(id="O5", target_entity="b.g")]
+    art = SimpleNamespace(nodes=[step])
+    assert changed_entities(art, obligations, "O2") == ["a.f", "b.g"]  # type: ignore[arg-type]
+    assert changed_entities(art, obligations, "O9") == []  # type: ignore[arg-type]

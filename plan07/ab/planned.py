@@ -289,8 +289,11 @@ def observed_changes(repo: Path, applied: Sequence[Applied]) -> list[Any]:
 
 def changed_entities(art: Any, obligations: Sequence[Obligation], node_id: str) -> list[str]:
     """The entities node `node_id` changes: its target, or each member's of a merged node (whose
-    own `target_entity` joins them with " + ", which names no entity)."""
-    node = next(n for n in art.nodes if n.id == node_id)
+    own `target_entity` joins them with " + ", which names no entity); the node it has since
+    joined (impact feedback given after its pass can fold it into a cycle), else none."""
+    node = next((n for n in art.nodes if n.id == node_id or node_id in n.members), None)
+    if node is None:  # the feedback just given re-planned it away: nothing of it is left
+        return []
     if not node.cycle_collapsed:
         return [node.target_entity]
     members = set(node.members)
