@@ -219,3 +219,21 @@ def test_bytes_save_wrote_skip_the_schema_pass_but_a_hand_edit_does_not(tmp_path
     path.write_text(path.read_text().replace('"step":0', '"step":"0"'))
     with pytest.raises(InputError, match=r"checkpoints\[0\]\.step: '0' is not of type 'integer'"):
         state.load(tmp_path)
+
+
+@pytest.mark.parametrize(("aside", "match"), [
+    ({"O9": "refs/plan07-saved/p/1"}, r"'O9' names no node of the plan"),
+    ({"O1": "x; rm -rf /"}, r"'x; rm -rf /' is no ref plan07 saves an edit in"),
+], ids=["unknown-node", "not-a-saved-ref"])
+def test_a_set_aside_edit_must_name_a_node_and_a_ref_plan07_saved(
+        tmp_path: Path, aside: dict[str, str], match: str) -> None:
+    """A view prints the saved ref as a command to run: a hand-edited plan.json cannot put
+    anything else there."""
+    state.save(tmp_path, artifact())
+    path = tmp_path / "plan.json"
+    data = json.loads(path.read_text())
+    data["set_aside"] = aside
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=match) as err:
+        state.load(tmp_path)
+    assert "\n" not in err.value.one_line()

@@ -52,14 +52,20 @@ def check_plan(art: PlanArtifact, *, source: str) -> None:
               for i, x in enumerate(getattr(art.schedule, part))]
     named += [(f"checkpoints[{i}].after[{j}]", x) for i, cp in enumerate(art.checkpoints)
               for j, x in enumerate(cp.after)]
+    named += [(f"set_aside.{x}", x) for x in art.set_aside or {}]
     for where, x in named:
         if x not in known:
             _refuse(source, where, f"{x!r} names no node of the plan")
+    for x, ref in (art.set_aside or {}).items():  # a view prints it as a command to run
+        if not _SAVED_REF.fullmatch(ref):
+            _refuse(source, f"set_aside.{x}", f"{ref!r} is no ref plan07 saves an edit in "
+                    "(refs/plan07-saved/<plan id>/<n>)")
 
 
 _EVIDENCE = re.compile(r"evidence(\.[0-9a-f]{16})?\.json")
 _BASELINE = re.compile(r"baseline(\.[0-9a-f]{16})?\.json")
 _OVERFLOW_FILES = ("audit.overflow.jsonl", "revisions.overflow.jsonl")
+_SAVED_REF = re.compile(r"refs/plan07-saved/[A-Za-z0-9._-]+/[0-9]+")
 
 
 def _refuse(source: str, field: str, problem: str) -> NoReturn:
