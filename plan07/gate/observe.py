@@ -31,10 +31,8 @@ from plan07.gate.stringrefs import (
     keywords_in_strings,
     quoted_keys,
 )
-from plan07.model import Evidence, ObservedChange, ReconNode
+from plan07.model import BREAKING_KINDS, Evidence, ObservedChange, ReconNode
 
-# the kinds of an observed change some old call cannot bind to
-BREAKS = ("breaking", "narrowing")
 # recon edge kinds by which code calls (or passes, inherits, uses) a definition
 CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
 # A node's edit is small (§3.4: at most 5 files); an observation reads at most this many files
@@ -127,32 +125,33 @@ def observe(repo: Path, base: str | None, tree: str | None,
                                    for c in diff_module(before, after)])
     # the subclasses overriding a method whose signature broke, in a form the new calls do not
     # fit: one grep for every such method, each file parsed once
-    queries = {e: c.new for _, e, c in changes if c.kind in BREAKS and c.old is not None
+    queries = {e: c.new for _, e, c in changes if c.kind in BREAKING_KINDS and c.old is not None
                and c.new is not None and _method_of_class(e, nodes)}
     overridden = _broken_overrides(repo, tree, queries, nodes, modules)
     # the parameters a breaking change took away, by name: a call written inside a string (a
     # template's `urlize(extra_uri_schemes=...)`) binds by that name where no recon edge shows it
     gone = {e: {p.name for p in c.old if p.kind not in (VARARGS, VARKW) and distinctive(p.name)}
             - {p.name for p in c.new} for _, e, c in changes
-            if c.kind in BREAKS and c.old is not None and c.new is not None}
+            if c.kind in BREAKING_KINDS and c.old is not None and c.new is not None}
     written = _keywords_written(repo, tree, set().union(*gone.values()), set(texts), nodes,
                                 modules)
     # the recon callers of every changed signature: one pass over the edges, one blob read
-    callers = _callers(evidence, [e for _, e, c in changes if c.kind in BREAKS
+    callers = _callers(evidence, [e for _, e, c in changes if c.kind in BREAKING_KINDS
                                   and c.old is not None and c.new is not None])
     caller_texts = read_blobs(repo, tree, sorted({
         f for xs in callers.values() for x in xs if (f := nodes[x].file if x in nodes else None)}))
     out: list[ObservedChange] = []
     for p, entity, c in changes:
         kind, what, broken = c.kind, c.what.replace(c.qualname, entity, 1), []
-        if kind in BREAKS and nodes.get(entity) is not None and nodes[entity].kind == "test":
+        node = nodes.get(entity)
+        if kind in BREAKING_KINDS and node is not None and node.kind == "test":
             kind, what = "behaviour", f"{what} (a test: no code calls it)"
-        elif kind in BREAKS and c.fields:
+        elif kind in BREAKING_KINDS and c.fields:
             broken = _subclasses_left_unset(repo, tree, entity, c.fields, evidence, nodes)
             if not broken:
                 kind, what = "behaviour", f"{what} (every subclass in the repository sets it " \
                                           "itself)"
-        elif kind in BREAKS and c.old is not None and c.new is not None:
+        elif kind in BREAKING_KINDS and c.old is not None and c.new is not None:
             broken = _broken_callers(entity, c.old, c.new, callers.get(entity, []), caller_texts,
                                      nodes)
             broken += [x for x in overridden.get(entity, []) if x not in broken]
@@ -160,7 +159,8 @@ def observe(repo: Path, base: str | None, tree: str | None,
                        if x not in broken and not _part(x, entity)]
             if not broken:
                 kind, what = "compatible", f"{what} (every call in the repository binds)"
-        out.append(_change(entity, kind, what, p, broken, c.fields if kind in BREAKS else ()))
+        fields = c.fields if kind in BREAKING_KINDS else ()
+        out.append(_change(entity, kind, what, p, broken, fields))
     return out + _key_changes(repo, tree, texts, nodes, modules)
 
 

@@ -17,11 +17,12 @@ from plan07.gate.entitydiff import parsed
 # A string key worth following through a repository: a name with a separator in it
 # (`urlize.extra_schemes`, `json_dumps_kwargs`, `max-age`), as settings mappings and registries
 # hold; a plain word (`name`, `id`) is too common to say which code shares it.
-_KEY = re.compile(r"[A-Za-z_][\w.-]*[._-][\w.-]*[A-Za-z0-9]\Z")
+_NAME = r"[A-Za-z_][\w.-]*[._-][\w.-]*[A-Za-z0-9]"
+_KEY = re.compile(_NAME + r"\Z")
 _READ_CALLS = ("get", "pop")  # mapping.get(K), mapping.pop(K): a read of K
 
 
-_QUOTED = re.compile(r"""["']([A-Za-z_][\w.-]*[._-][\w.-]*[A-Za-z0-9])["']""")
+_QUOTED = re.compile(f"[\"']({_NAME})[\"']")
 
 
 def quoted_keys(source: str) -> set[str]:

@@ -53,11 +53,19 @@ from plan07.model.evidence import (
     ReconNode,
     SoftRank,
 )
-from plan07.model.gate import ChangeKind, GateInfo, GateRecord, ObservedChange, Verdict
+from plan07.model.gate import (
+    BREAKING_KINDS,
+    ChangeKind,
+    GateInfo,
+    GateRecord,
+    ObservedChange,
+    Verdict,
+)
 from plan07.model.proof import Proof, ProofNode
 from plan07.model.views import AuditLog, CriterionRow, NextStep, PlanStatus, StatusRow
 
 __all__ = [
+    "BREAKING_KINDS",
     "ChangeKind",
     "ObservedChange",
     "AuditLog",

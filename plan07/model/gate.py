@@ -12,6 +12,8 @@ from plan07.model.fields import Entity, ObligationId, Strict
 from plan07.vocab import CheckKind
 
 ChangeKind = Literal["compatible", "breaking", "narrowing", "behaviour"]
+# the observed kinds some old call (or use) cannot bind to
+BREAKING_KINDS: tuple[ChangeKind, ...] = ("breaking", "narrowing")
 
 
 class ObservedChange(Strict):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from plan07 import caps
 from plan07.errors import InputError, PlanStateError
 from plan07.model import (
+    BREAKING_KINDS,
     Evidence,
     Feedback,
     ImpactEdge,
@@ -40,7 +41,6 @@ from plan07.vocab import covers, sort_ids
 # `imports`: importing a module is not a call of the function that changed)
 CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
 MAX_ADDED = 16  # rebind obligations one observation may add (the §3.2 dependency cap)
-BREAKS = ("breaking", "narrowing")  # observed kinds some old call cannot bind to
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
         parts = c.entity.split(".")
         src = next((x for x in (".".join(parts[:i]) for i in range(len(parts), 0, -1))
                     if x in known), None)
-        if c.kind not in BREAKS or src is None:
+        if c.kind not in BREAKING_KINDS or src is None:
             continue
         via = {e.src: e.kind for e in evidence.recon.edges if e.kind in CALL_KINDS
                and _part(e.dst, c.entity) and not _part(e.src, c.entity)}
@@ -147,7 +147,7 @@ def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedCh
     others = [o for n in art.nodes if n.state != "complete" and n.id != node_id
               for o in (art.collapsed.get(n.id) or [n])]
     if any(_used_outside(art, c, [o.target_entity for o in others], evidence)
-           for c in changes if c.kind in BREAKS):
+           for c in changes if c.kind in BREAKING_KINDS):
         return True
     if not any(c.kind == "behaviour" for c in changes):
         return False
@@ -174,8 +174,8 @@ def _used_outside(art: PlanArtifact, c: ObservedChange, pending: Sequence[str],
     if any(covers(t, x) or covers(x, t) for x in xs for t in pending):
         return True
     planned = [o.target_entity for o in artifact.obligations_of(art)]
-    return bool(unplanned_consumers(art, [c], evidence)) if any(
-        not any(covers(t, x) for t in planned) for x in c.consumers) else False
+    uncovered = any(not any(covers(t, x) for t in planned) for x in c.consumers)
+    return uncovered and bool(unplanned_consumers(art, [c], evidence))
 
 
 def keep_changes(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange], *,
@@ -200,11 +200,10 @@ def _lines(changes: Sequence[ObservedChange]) -> str:
 
 
 def _ahead(art: PlanArtifact, node: PlanNode) -> list[str]:
-    """The pending nodes `node` now waits for by an edge the rules derived (its edit has to land
+    """The pending nodes `node` now waits for (its scheduled dependencies: its edit has to land
     after them), in id order."""
     pending = {n.id for n in art.nodes if n.state != "complete"}
-    preds = {e.from_ for e in art.edges if e.to == node.id and e.from_ in pending}
-    return sort_ids(preds - {node.id})
+    return sort_ids(set(node.dependencies) & pending - {node.id})
 
 
 def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
