@@ -5,6 +5,8 @@ neither."""
 
 from __future__ import annotations
 
+import pytest
+
 from plan07.model import Evidence, PlanNode, Recon, ReconEdge, ReconNode
 from plan07.plan.backstop import breakage, failing_tests
 
@@ -52,8 +54,15 @@ def test_a_failure_in_any_pending_nodes_tests_merges_it_linked_or_not() -> None:
         ("breaking_change", ["O1", "O3"])]
 
 
-def test_a_failure_in_an_unplanned_consumers_tests_adds_it() -> None:
-    alone = [NODES[0]]  # the plan holds Store.get only; pkg.cli.show calls it by name
+# the plan's closing regression run: a validate over the whole package, which rewrites none of it
+REGRESSION_RUN = PlanNode(id="O9", target_entity="pkg", obligation="validate", caused_by="c",
+                          dependencies=["O1"], evidence="e", status="blocked",
+                          validation="regression")
+
+
+@pytest.mark.parametrize("closing", [[], [REGRESSION_RUN]], ids=["alone", "with_regression_run"])
+def test_a_failure_in_an_unplanned_consumers_tests_adds_it(closing: list[PlanNode]) -> None:
+    alone = [NODES[0], *closing]  # the plan holds Store.get only; pkg.cli.show calls it by name
     got = breakage(alone, {}, "O1", "FAILED tests/test_cli.py::test_show - TypeError", EV)
     assert got.violations == []
     assert [(e.src, e.dst, e.cause) for e in got.consumers] == [

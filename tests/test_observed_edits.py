@@ -91,9 +91,17 @@ def test_a_compatible_edit_is_checked_alone_and_its_caller_follows(tmp_path: Pat
     assert planner.next().node_id == "O1"  # type: ignore[union-attr]
 
 
+# the closing regression run (plan07 lint's repair) targets the whole package: it runs the
+# package's tests and rewrites none of its code, so it holds no consumer
+REGRESSION_RUN = {**ob("O2", "pkg", "lint repair: the plan ends with its regression run"),
+                  "obligation": "validate", "validation": "regression", "dependencies": ["O1"],
+                  "status": "blocked"}
+
+
+@pytest.mark.parametrize("closing", [[], [REGRESSION_RUN]], ids=["alone", "with_regression_run"])
 def test_a_breaking_edit_adds_the_rebind_of_a_consumer_the_plan_does_not_hold(
-        tmp_path: Path) -> None:
-    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement")])
+        tmp_path: Path, closing: list[dict[str, object]]) -> None:
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total", "requirement"), *closing])
     assert planner.next().node_id == "O1"  # type: ignore[union-attr]
     (repo / "pkg" / "pricing.py").write_text(
         "def total(items, tax_rate, discount=0):\n"
@@ -102,7 +110,8 @@ def test_a_breaking_edit_adds_the_rebind_of_a_consumer_the_plan_does_not_hold(
     assert verdict.merged_into is not None
     assert not verdict.passed
     art = planner.artifact
-    added = {o.target_entity: o for o in planner.obligations() if o.id != "O1"}
+    added = {o.target_entity: o for o in planner.obligations()
+             if o.id != "O1" and o.obligation == "modify"}
     assert sorted(added) == ["pkg.cart.Cart.checkout", "tests.test_pricing.test_total"]
     cart = added["pkg.cart.Cart.checkout"]
     assert "observed change, recon calls" in cart.caused_by

@@ -256,7 +256,9 @@ class _Drive:
         from plan07.ab.observed import reaches
 
         art, obligations = p.artifact, p.obligations()
-        targets = [o.target_entity for o in obligations]
+        # what the plan rewrites: a validate (the closing regression run over the package) holds
+        # no consumer
+        targets = [o.target_entity for o in obligations if o.obligation == "modify"]
         srcs = set(changed_entities(art, obligations, view.node_id))
         changes = observed_changes(self.s.repo, applied)
         edges = [e for e in self.s.task.evidence.impact.edges if e.src in srcs

@@ -72,14 +72,21 @@ def _part(x: str, e: str) -> bool:
                             and x == e.rpartition(".")[0])
 
 
+def _rewritten(obligations: Sequence[Obligation]) -> list[str]:
+    """The targets `obligations` rewrite: a modify's (only a modify rebinds a consumer, rules
+    `rebind`, `rebind_before_narrow`; a validate that runs the package's tests, the plan's
+    closing regression run, holds none of its code)."""
+    return [o.target_entity for o in obligations if o.obligation == "modify"]
+
+
 def unplanned_consumers(art: PlanArtifact, changes: Sequence[ObservedChange],
                         evidence: Evidence) -> list[ImpactEdge]:
     """For each breaking change, the entities it left unbound (its observed consumers: recon
     callers whose calls no longer bind, holders of an override in the old form) that no
-    obligation of the plan covers: one edge each, changed entity -> consumer, as impact feedback
-    (cause `sig_change`, the relation naming the recon edge, the field, or the source read:
-    an override in the old form, a string key or a keyword written in a string)."""
-    targets = [o.target_entity for o in artifact.obligations_of(art)]
+    modify obligation of the plan covers: one edge each, changed entity -> consumer, as impact
+    feedback (cause `sig_change`, the relation naming the recon edge, the field, or the source
+    read: an override in the old form, a string key or a keyword written in a string)."""
+    targets = _rewritten(artifact.obligations_of(art))
     known = {n.id for n in evidence.recon.nodes}
     out: dict[str, ImpactEdge] = {}
     for c in changes:
@@ -129,7 +136,7 @@ def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedCh
                    evidence: Evidence) -> bool:
     """Whether the rules could change the plan for these changes (a cheap test before the
     re-walk, which costs more than reading the edit): a breaking or narrowing change some
-    consumer outside the handed-out step uses (pending work, or code no obligation covers), or
+    consumer outside the handed-out step uses (a pending modify, or code no modify covers), or
     a behaviour change while a pending obligation outside the step targets tests; and not what
     the plan already acted on (a merged step's own changes, read again at its `complete`).
 
@@ -146,7 +153,7 @@ def worth_adapting(art: PlanArtifact, node_id: str, changes: Sequence[ObservedCh
         return False
     others = [o for n in art.nodes if n.state != "complete" and n.id != node_id
               for o in (art.collapsed.get(n.id) or [n])]
-    if any(_used_outside(art, c, [o.target_entity for o in others], evidence)
+    if any(_used_outside(art, c, _rewritten(others), evidence)
            for c in changes if c.kind in BREAKING_KINDS):
         return True
     if not any(c.kind == "behaviour" for c in changes):
@@ -164,7 +171,7 @@ CONSUME_KINDS = (*CALL_KINDS, "imports", "reads")
 def _used_outside(art: PlanArtifact, c: ObservedChange, pending: Sequence[str],
                   evidence: Evidence) -> bool:
     """Some consumer of changed entity `c.entity` lies in a `pending` target (or holds one), or
-    is one the observation named that no obligation of the plan covers (its rebind is to be
+    is one the observation named that no modify of the plan covers (its rebind is to be
     added): what the observation named, recon's consumers (`CONSUME_KINDS` edges into it or
     into a part of it) and the impact edges out of it: a superset of what the rules read."""
     e = c.entity
@@ -173,7 +180,7 @@ def _used_outside(art: PlanArtifact, c: ObservedChange, pending: Sequence[str],
     xs |= {x.dst for x in evidence.impact.edges if covers(e, x.src) or covers(x.src, e)}
     if any(covers(t, x) or covers(x, t) for x in xs for t in pending):
         return True
-    planned = [o.target_entity for o in artifact.obligations_of(art)]
+    planned = _rewritten(artifact.obligations_of(art))
     uncovered = any(not any(covers(t, x) for t in planned) for x in c.consumers)
     return uncovered and bool(unplanned_consumers(art, [c], evidence))
 
