@@ -3,10 +3,14 @@ is (compatible, breaking, behaviour), and which call sites still bind after a si
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plan07.gate.callsites import CallShape, call_sites, still_binds
-from plan07.gate.entitydiff import definitions, diff_module
+from plan07.gate.entitydiff import _assigned, definitions, diff_module
 
 CASES = [
     # (old, new, [(qualname, kind, a word of `what`)])
@@ -122,3 +126,20 @@ def test_a_caller_defined_more_than_once_has_the_calls_of_each_definition() -> N
            "@register(total(1))\ndef load(x):\n    return total(x, 2)\n")
     assert call_sites(src, "load", "total") == [CallShape(1, (), False),
                                                 CallShape(2, (), False)]
+
+
+# the pattern the line scan replaced, kept as the oracle: what stands before a line's first `=`
+_PATTERN = re.compile(r"^[ \t]*([^=\n#]+?)[ \t]*=(?!=)", re.M)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=" \t=#!<>:,.()[]ab\r\f", max_size=12), max_size=8))
+def test_the_assignment_scan_reads_what_the_pattern_read(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    assert _assigned(text) == {" ".join(m.split()) for m in _PATTERN.findall(text)}
+
+
+def test_the_assignment_scan_reads_targets_not_comparisons_of_equality() -> None:
+    text = ("class C:\n    x: int = 1\n    def f(self):\n        self.cli.name = n  # =\n"
+            "        if a == b:\n            pass\n        # c = 2\n        a, b = f(x=1)\n")
+    assert _assigned(text) == {"x: int", "self.cli.name", "a, b"}

@@ -95,25 +95,36 @@ def _calls_in(source: str, caller: str) -> dict[str, tuple[CallShape, ...]] | No
             return None
         body = found.body
     out: dict[str, list[CallShape]] = {}
-    for path, name, shape in _file_calls(source):
-        if not caller or path == caller or path.startswith(caller + "."):
-            out.setdefault(name, []).append(shape)
+    for name, shape in _file_calls(source, caller):
+        out.setdefault(name, []).append(shape)
     return {k: tuple(v) for k, v in out.items()}
 
 
-@lru_cache(maxsize=64)
-def _file_calls(source: str) -> tuple[tuple[str, str, CallShape], ...]:
-    """Each call of `source` (which parses): the qualified name of the definition it is made in
-    ("" at the top level; a call in a decorator, a base or a default belongs to the definition
-    it decorates, as recon links it), the last name called, and its shape; in source order."""
+def _inside(path: str, within: str) -> bool:
+    return not within or path == within or path.startswith(within + ".")
+
+
+# what a statement holds that is no expression: the blocks where a definition can stand
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _file_calls(source: str, within: str) -> tuple[tuple[str, CallShape], ...]:
+    """Each call of `source` (which parses) made in definition `within` ("" the whole module)
+    or one nested in it, every definition of that name counted (`typing.overload` stubs, `if`
+    branches; a call in a decorator, a base or a default belongs to the definition it
+    decorates, as recon links it): the last name called and its shape, in source order. The
+    definitions on the way to `within` are walked statement by statement, their expressions
+    and every other definition left unread."""
     tree = parsed(source)
     assert tree is not None
-    out: list[tuple[tuple[int, int], str, str, CallShape]] = []
+    out: list[tuple[tuple[int, int], str, CallShape]] = []
     todo: list[tuple[ast.AST, str]] = [(n, "") for n in tree.body]
     while todo:
         node, path = todo.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             inner = f"{path}.{node.name}" if path else node.name
+            if not (_inside(inner, within) or _inside(within, inner)):
+                continue  # neither on the way to `within` nor in it
             outside: list[ast.AST] = [*node.decorator_list]
             if isinstance(node, ast.ClassDef):
                 outside += [*node.bases, *node.keywords]
@@ -121,18 +132,21 @@ def _file_calls(source: str) -> tuple[tuple[str, str, CallShape], ...]:
                 outside += [node.args, *([node.returns] if node.returns else [])]
             todo += [(n, inner) for n in [*outside, *node.body]]
             continue
+        if not _inside(path, within):  # on the way: only the blocks that hold definitions
+            todo += [(c, path) for c in ast.iter_child_nodes(node) if isinstance(c, _BLOCKS)]
+            continue
         if isinstance(node, ast.Call):
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
                 else None
             if name is not None:
-                out.append(((node.lineno, node.col_offset), path, name, CallShape(
+                out.append(((node.lineno, node.col_offset), name, CallShape(
                     sum(1 for a in node.args if not isinstance(a, ast.Starred)),
                     tuple(k.arg for k in node.keywords if k.arg is not None),
                     any(isinstance(a, ast.Starred) for a in node.args)
                     or any(k.arg is None for k in node.keywords))))
         todo += [(c, path) for c in ast.iter_child_nodes(node)]
-    return tuple((path, name, shape) for _, path, name, shape in sorted(out, key=lambda t: t[0]))
+    return tuple((name, shape) for _, name, shape in sorted(out, key=lambda t: t[0]))
 
 
 def overrides(source: str, cls: str, method: str) -> list[tuple[str, tuple[Param, ...]]]:

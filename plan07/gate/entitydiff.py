@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -194,9 +194,24 @@ def _state(cls: ast.ClassDef) -> frozenset[str]:
                 "staticmethod" in decorator_names(n) or "classmethod" in decorator_names(n):
             continue
         me = n.args.args[0].arg
-        for m in ast.walk(n):
+        for m in _statements(n.body):
             out.update(p for t in _targets(m) if (p := _path(t, me)))
     return frozenset(out)
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of `body` and of the blocks inside it (nested definitions included):
+    where an assignment can stand, without walking each expression as `ast.walk` does."""
+    todo = list(body)
+    while todo:
+        n = todo.pop()
+        yield n
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(n, name, None)
+            if isinstance(block, list):
+                todo += block
+        for h in [*getattr(n, "handlers", ()), *getattr(n, "cases", ())]:
+            todo += h.body
 
 
 def unset_fields(source: str, qualname: str, fields: tuple[str, ...]) -> list[str] | None:
@@ -354,14 +369,19 @@ def classify(old: Definition | None, new: Definition | None, qualname: str) -> C
     return None
 
 
-# the target side of each assignment statement line (`self.cli.name =`, `a, b: int =`)
-_ASSIGNED = re.compile(r"^[ \t]*([^=\n#]+?)[ \t]*=(?!=)", re.M)
-
-
 def _assigned(text: str) -> set[str]:
-    """The assignment targets `text` writes, as text: every path Definition.state reads is
-    written in one of them, so a class whose old targets all remain kept its field shape."""
-    return {" ".join(m.split()) for m in _ASSIGNED.findall(text)}
+    """The assignment targets `text` writes, as text (what stands before a line's first `=`
+    when no `#` comes first and no `=` follows it: `self.cli.name =`, `a, b: int =`; a
+    comparison's left side too, on both sides alike): every path Definition.state reads is
+    written in one of them, so a class whose old targets all remain kept its field shape.
+    A scan of each line, not a pattern: a lazy pattern anchored at every line backtracks
+    over the indentation of every line that is no assignment."""
+    out = set()
+    for line in text.split("\n"):
+        i = line.find("=")
+        if i > 0 and not line.startswith("=", i + 1) and line.find("#", 0, i) < 0:
+            out.add(" ".join(line[:i].split()))
+    return out
 
 
 def _parses(source: str | None) -> bool:
