@@ -178,7 +178,7 @@ class Planner(PlanReader):
 
         with state.transaction(self.state_dir) as tx:
             node = transitions.hand_out(tx.art, time=artifact.now())
-            saved = None if node is None else (tx.art.set_aside or {}).get(node.id)
+            saved = [] if node is None else checkpoints.saved_for(tx.art, node)
             view = None if node is None else driver.view(
                 node, tx.art.requirement, digest=transitions.digest_of(tx.art, node),
                 note=criteria.check_note(tx.art, node), saved=saved)
@@ -247,8 +247,8 @@ class Planner(PlanReader):
             gate.keep_adopted(art, self.state_dir, checked.adopted)  # a deferred CP0 baseline
             if changes and not acting and art.active == node_id and art.epoch == epoch:
                 observed.keep_changes(art, node_id, changes, time=artifact.now())
-            if verdict.passed and art.set_aside:  # its edit landed: nothing to bring back
-                art.set_aside.pop(node_id, None)
+            if verdict.passed:  # its edit landed (its members' too): nothing to bring back
+                checkpoints.landed(art, node_id)
             settled = transitions.settle(art, node_id, run.reserved, verdict,
                                          self._evidence(art), time=artifact.now(), tree=tree,
                                          epoch=epoch)
@@ -283,8 +283,7 @@ class Planner(PlanReader):
             done = adapt(art, node_id, changes, evidence, time=artifact.now())
             if done.set_aside_for:
                 transitions.refund(art, node_id, run.reserved)
-                return checkpoints.set_aside(self.state_dir, art, run.node,
-                                             done.set_aside_for, changes)
+                return checkpoints.set_aside(self.state_dir, art, run.node, done, changes)
             if done.merged_into is None:
                 return None
             transitions.refund(art, node_id, run.reserved)

@@ -55,6 +55,9 @@ LLM_MAX_COMPLETION_TOKENS = 2048
 ID_MAX_CHARS = 32
 ENTITY_MAX_CHARS = 300
 FIELD_MAX_CHARS = 500
+# A handed-out step's saved edits: one `git stash apply --index <ref>` per member set aside
+# (plan.json's set_aside refs: at most 200 chars each), joined by ` && `.
+SAVED_EDIT_MAX_CHARS = MAX_OBLIGATIONS * 240
 # §3.1 step 2: at most this many candidates derived from the request's verbs (when it names none).
 MAX_DERIVED_CRITERIA = 4
 

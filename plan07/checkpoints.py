@@ -13,6 +13,7 @@ from pathlib import Path
 from plan07.errors import PlanStateError
 from plan07.model import Checkpoint, ObservedChange, PlanArtifact, PlanNode, Verdict
 from plan07.plan import amend, artifact
+from plan07.plan.observed import Adapted
 from plan07.store import records, state
 from plan07.store.records import Restored
 
@@ -75,30 +76,49 @@ def kept_at(saved: str | None) -> str:
            "back)" if saved else ""
 
 
-def set_aside(state_dir: Path, art: PlanArtifact, node: PlanNode, ahead: Sequence[str],
+def set_aside(state_dir: Path, art: PlanArtifact, node: PlanNode, done: Adapted,
               changes: Sequence[ObservedChange]) -> Verdict:
-    """`node`'s observed edit narrows what `ahead` (pending) still use (plan07.plan.observed):
-    its files go back to the last checkpoint, the edit saved stash-like, and `ahead` are handed
-    out first; the verdict says so (nothing checked). Outside git nothing can be put back: the
-    plan halts, the edit stays, and the user moves it on. Inside the caller's transaction."""
+    """`node`'s observed edit narrows what `done.set_aside_for` (pending) still use, or the step
+    it merged into waits for them (plan07.plan.observed): its files go back to the last
+    checkpoint, the edit saved stash-like, and those are handed out first; the verdict says so
+    (nothing checked). Outside git nothing can be put back: the plan halts, the edit stays, and
+    the user moves it on. Inside the caller's transaction."""
     from plan07.vocab import classify
 
+    ahead, step = ", ".join(done.set_aside_for), done.merged_into or node.id
     try:
         saved = put_back_edit(state_dir, art)
         where = kept_at(saved)
-        if saved:
-            art.set_aside = {**(art.set_aside or {}), node.id: saved}
+        if saved:  # under an obligation of the edit: a merged step's id does not outlive it
+            art.set_aside = {**(art.set_aside or {}), (node.members or [node.id])[0]: saved}
     except PlanStateError:
-        art.halted = (f"{node.id}'s edit narrows what {', '.join(ahead)} still use and it "
-                      "cannot be put aside (no git snapshot): undo it, then `plan07 next`")
+        art.halted = (f"{node.id}'s edit has to wait for {ahead} and it cannot be put aside "
+                      "(no git snapshot): undo it, then `plan07 next`")
         artifact.record(art, node.id, "halted", art.halted, time=artifact.now())
         where = ""
+    why = (f"{step}, which lands it with {', '.join(done.merged)}, waits for {ahead}"
+           if done.merged_into else f"the edit narrows what {ahead} still use; they rebind "
+           "first (rebind before narrow)")
     return Verdict(
         node_id=node.id, passed=False, check=node.validation, kind=classify(node.validation),
-        set_aside_for=list(ahead), observed=[f"{c.kind}: {c.what}" for c in changes][:16],
-        output_tail=f"not checked: the edit narrows what {', '.join(ahead)} still use; they "
-                    f"rebind first (rebind before narrow), then {node.id} comes again; the "
+        set_aside_for=list(done.set_aside_for), merged=list(done.merged),
+        observed=[f"{c.kind}: {c.what}" for c in changes][:16],
+        output_tail=f"not checked: {why}; {step} comes again after them with the edit; the "
                     f"files are back at the last checkpoint{where}")
+
+
+def saved_for(art: PlanArtifact, node: PlanNode) -> list[str]:
+    """The refs the edits of `node` (and of the members it holds) were saved in when they were
+    set aside: what its hand-out brings back."""
+    aside = art.set_aside or {}
+    return [aside[m] for m in dict.fromkeys([node.id, *node.members]) if m in aside]
+
+
+def landed(art: PlanArtifact, node_id: str) -> None:
+    """`node_id` passed: the edits saved for it and its members are in; none comes back."""
+    node = next((n for n in art.nodes if n.id == node_id), None)
+    for m in [node_id, *(node.members if node else [])]:
+        (art.set_aside or {}).pop(m, None)
 
 
 def return_to(state_dir: Path, to: str | None, *, files_required: bool, event: str) -> Restored:

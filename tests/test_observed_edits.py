@@ -8,6 +8,7 @@ change behaviour lands with the planned rewrite of its tests."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -427,3 +428,49 @@ def test_a_removed_or_renamed_test_is_no_breaking_change(tmp_path: Path) -> None
     assert verdict.merged_into is None
     assert "behaviour: renames function tests.test_pricing.test_total to " \
            "test_total_with_discount (a test: no code calls it)" in verdict.observed
+
+
+def test_a_merged_step_that_waits_for_pending_work_takes_its_edit_along(
+        tmp_path: Path) -> None:
+    """O1's breaking edit merges it with its planned caller O2, which waits for O3 (declared):
+    O3 goes first, and O1's edit does not stay in the tree under O3's hand-out (O3's check would
+    run on a half-made change, and O3's reading of its edit would take O1's for its own). The
+    edit is saved, the files go back, and the merged step's view brings the edit back."""
+    files = {"pkg/__init__.py": "", "pkg/pricing.py": PRICING, "pkg/cart.py": CART,
+             "pkg/other.py": "def f():\n    return 1\n",
+             "tests/test_cart.py": "from pkg.cart import Cart\n\n\ndef test_checkout():\n"
+                                   "    assert Cart([1, 2]).checkout() == 3\n",
+             ".gitignore": "__pycache__/\n"}
+    waits = {**ob("O2", "pkg.cart.Cart.checkout"), "dependencies": ["O3"], "status": "blocked"}
+    planner, repo = plan(tmp_path, [ob("O1", "pkg.pricing.total"), waits,
+                                    ob("O3", "pkg.other.f")], files)
+    assert planner.next().node_id == "O1"  # type: ignore[union-attr]
+    taxed = ("def total(items, tax_rate, discount=0):\n"
+             "    return sum(items) * (1 + tax_rate) - discount\n")
+    (repo / "pkg" / "pricing.py").write_text(taxed)
+    verdict = planner.complete("O1")
+    assert (verdict.passed, verdict.merged_into, verdict.merged, verdict.set_aside_for) == (
+        False, None, ["O2"], ["O3"])
+    assert "O1_atomic" in verdict.output_tail
+    assert (repo / "pkg" / "pricing.py").read_text() == PRICING  # back at the checkpoint
+    view = planner.next()
+    assert view is not None
+    assert (view.node_id, view.saved_edit) == ("O3", None)
+    (repo / "pkg" / "other.py").write_text("def f():\n    return 2\n")
+    done = planner.complete("O3")
+    assert done.passed
+    assert not any("pkg.pricing" in line for line in done.observed)  # its own edit alone
+    view = planner.next()
+    assert view is not None
+    assert view.node_id == "O1_atomic"
+    assert view.saved_edit is not None
+    assert view.saved_edit.startswith("git stash apply --index ")
+    for command in view.saved_edit.split(" && "):
+        subprocess.run(command.split()[:1] + ["-C", str(repo), *command.split()[1:]],
+                       check=True, capture_output=True)
+    assert (repo / "pkg" / "pricing.py").read_text() == taxed
+    (repo / "pkg" / "cart.py").write_text(CART.replace("total(self.items)",
+                                                       "total(self.items, 0.0)"))
+    assert planner.complete("O1_atomic").passed
+    assert planner.artifact.set_aside in (None, {})
+    assert planner.next() is None

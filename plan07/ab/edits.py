@@ -106,18 +106,21 @@ def revert_all(repo: Path, applied: list[Applied]) -> None:
 
 
 def bring_back(repo: Path, command: str, files: list[str]) -> list[Applied] | None:
-    """Run the view's `saved_edit` (`git stash apply --index REF`) in `repo`: the edit a node had
-    when it was set aside, back without a model call, as an agent reading the view would; what
-    it wrote, as whole-file edits of `files` (so a failed check reverts them). None when git
-    refuses it (a conflict with what landed since): the executor makes the edit again."""
-    argv = shlex.split(command)
-    if argv[:3] != ["git", "stash", "apply"]:
+    """Run the view's `saved_edit` (`git stash apply --index REF`, one per edit saved, joined by
+    ` && `) in `repo`: the edits a node (a merged step: its members) had when set aside, back
+    without a model call, as an agent reading the view would; what they wrote, as whole-file
+    edits of `files` (so a failed check reverts them). None when git refuses one (a conflict
+    with what landed since): the files are as before, and the executor makes the edit again."""
+    parts = [shlex.split(c) for c in command.split(" && ")]
+    if not parts or any(argv[:3] != ["git", "stash", "apply"] for argv in parts):
         return None
     before = {f: (repo / f).read_text() if (repo / f).exists() else None for f in files}
-    done = subprocess.run(["git", "-C", str(repo), *argv[1:]], capture_output=True, check=False)
-    if done.returncode != 0:
-        subprocess.run(["git", "-C", str(repo), "checkout", "--", *files], capture_output=True,
-                       check=False)
-        return None
+    for argv in parts:
+        done = subprocess.run(["git", "-C", str(repo), *argv[1:]], capture_output=True,
+                              check=False)
+        if done.returncode != 0:
+            subprocess.run(["git", "-C", str(repo), "checkout", "--", *files],
+                           capture_output=True, check=False)
+            return None
     return [Applied(f, old, (repo / f).read_text(), 0) for f, old in before.items()
             if (repo / f).exists() and (repo / f).read_text() != old]

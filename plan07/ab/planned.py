@@ -121,9 +121,10 @@ class _Drive:
         # a merged step (plan07 read an edit that cannot be valid alone): its id -> the steps
         # already made for it and their edits, kept in the tree until the step is checked
         self.held: dict[str, tuple[list[str], list[Applied]]] = {}
-        # a node set aside (its edit narrowed what pending consumers use): its id -> the files
-        # its edit touched, brought back by the view's `saved_edit` when it comes again
-        self.aside: dict[str, list[str]] = {}
+        # a node set aside (its edit narrowed what pending consumers use, or the step it merged
+        # into waits for them): its id -> the files its edit touched and the steps made for it,
+        # brought back by the view's `saved_edit` when it (or the step holding it) comes again
+        self.aside: dict[str, tuple[list[str], list[str]]] = {}
         self._seen = 0  # usage entries of the current planner already metered
 
     def plan(self, obligations: list[Obligation], evidence: Evidence, *, retry: bool) -> Any:
@@ -171,17 +172,22 @@ class _Drive:
             ctx = contexts.plan07(self.shown(p, view), contexts.files_of(task, oids), s.repo,
                                   failure.get(view.node_id), typed=self.ab.typed_artifacts,
                                   request=task.request, schedule=schedule)
-            aside = self.aside.pop(key, None)
-            if not steps:
-                applied = []
-            elif view.saved_edit and aside is not None and (
-                    back := bring_back(s.repo, view.saved_edit, aside)) is not None:
-                applied = back  # the edit it had when set aside, as the view says: no model call
+            held_by: list[str] = next((n.members for n in p.artifact.nodes if n.id == key), [])
+            got = [self.aside.pop(m) for m in dict.fromkeys([key, *held_by]) if m in self.aside]
+            # the edits it had when set aside, as the view says (no model call); the steps they
+            # hold are not made again
+            back = bring_back(s.repo, view.saved_edit, sorted({f for fs, _ in got for f in fs})) \
+                if steps and got and view.saved_edit else None
+            rest = oids if back is None else [o for o in oids
+                                              if not any(o in ms for _, ms in got)]
+            applied = back or []
+            if not rest:
+                pass
             elif view.obligation == "validate" and view.node_id not in failure \
                     and not view.failure_digest:
-                applied = s.apply(s.check_only(oids[0]))  # nothing to edit: the gate checks it
+                applied += s.apply(s.check_only(rest[0]))  # nothing to edit: the gate checks it
             else:
-                applied = s.apply(s.call(ctx, oids))
+                applied += s.apply(s.call(ctx, rest))
             for f in sorted({a.file for a in applied}):
                 p.report_edit(view.node_id, f)
             before = set(s.consistency.good)
@@ -193,7 +199,9 @@ class _Drive:
                 self.held[verdict.merged_into] = (made + oids, applied)  # edit stays in the tree
                 continue
             if verdict.set_aside_for:  # plan07 put the files back (the edit saved): the node
-                self.aside[key] = sorted({a.file for a in applied})  # comes again after the
+                held_by = next((n.members for n in p.artifact.nodes if n.id == key), [])
+                self.aside[(held_by or [key])[0]] = (sorted({a.file for a in applied}),
+                                                     made + oids)  # it comes again after the
                 continue  # consumers it narrows, and its view says how to bring the edit back
             state = s.step_done(checked)
             if verdict.passed:

@@ -223,9 +223,11 @@ class DriverView(Strict):
     # what the check's pass will and will not prove (it passed at CP0 on the untouched tree: it
     # proves nothing about the change), one line; absent when there is nothing to say
     check_note: Field500 | None = None
-    # this node was set aside before its check (rebind before narrow): the git command that
-    # brings back the edit it had then (run in the repository); absent otherwise
-    saved_edit: Field500 | None = None
+    # this node (a merged step: members of it) was set aside before its check (rebind before
+    # narrow; the step it merged into waited for pending work): the git commands that bring
+    # back the edits saved then (run in the repository); absent otherwise
+    saved_edit: Annotated[str, StringConstraints(max_length=caps.SAVED_EDIT_MAX_CHARS)] | None \
+        = None
 
     def data(self) -> dict[str, Any]:
         """The view as JSON data, the one shape every surface shows (`plan07 next --json`,

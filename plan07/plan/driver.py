@@ -31,13 +31,14 @@ def pick(dag: PlanDAG, *, skip: Collection[str] = ()) -> PlanNode | None:
 
 def view(node: PlanNode, requirement: Requirement | None = None, *,
          digest: str | None = None, note: str | None = None,
-         saved: str | None = None) -> DriverView:
+         saved: Sequence[str] = ()) -> DriverView:
     """§3.4 step 2: the model-facing context from that node only (preconditions are its deps,
     all complete, or it would not be ready), with what the agent needs to act on it: the
     goal, the node's own caused_by and evidence, the criteria it serves, what its check runs.
     `digest`: on a local retry (plan07.plan.retry), the previous attempt's failure in one line;
     `note`: what the check's pass proves and does not (plan07.plan.criteria.check_note);
-    `saved`: the ref an earlier edit of this node was saved in when it was set aside."""
+    `saved`: the refs its earlier edits (a merged step's: its members') were saved in when
+    they were set aside, each brought back by one `git stash apply`."""
     if node.status != "ready":
         raise PlanStateError(
             f"obligation {node.id!r} is {node.status}, not ready; only a ready node is handed out",
@@ -57,7 +58,7 @@ def view(node: PlanNode, requirement: Requirement | None = None, *,
         criteria=served(node, requirement) if requirement else [],
         check=check_text(node.validation),
         check_note=note,
-        saved_edit=None if saved is None else f"git stash apply --index {saved}",
+        saved_edit=" && ".join(f"git stash apply --index {r}" for r in saved) or None,
     )
 
 

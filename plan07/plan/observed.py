@@ -52,8 +52,9 @@ class Adapted:
     added: tuple[str, ...] = ()
     merged_into: str | None = None
     merged: tuple[str, ...] = ()
-    # the pending obligations that now go first (rebind before narrow): the node is set aside,
-    # nothing handed out until the next `next`; the caller puts its files back
+    # the pending obligations that now go first (rebind before narrow, or what the merged step
+    # waits for): the node is set aside, nothing handed out until the next `next`; the caller
+    # puts its files back, and the edit comes back with the node (or `merged_into`)
     set_aside_for: tuple[str, ...] = ()
 
 
@@ -294,4 +295,12 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
                           f"{now.id} lands it with {', '.join(joined)}", node_id, time=time)
     artifact.record(art, now.id, "merged", f"{node_id}'s observed change lands with "
                     f"{', '.join(joined)} as one step, before any check", time=time)
+    if ahead:
+        # the merged step waits for pending work (a member's dependency, a rebind that goes
+        # first): other nodes are handed out before it, and the edit cannot stay in the tree
+        # under theirs; it is set aside and comes back with the step
+        art.active = None
+        artifact.record(art, node_id, "set_aside", f"{now.id} waits for {', '.join(ahead)}; "
+                        f"{node_id}'s edit comes back with it", time=time)
+        return Adapted(tuple(changes), tuple(added), now.id, tuple(joined), tuple(ahead))
     return Adapted(tuple(changes), tuple(added), now.id, tuple(joined))
