@@ -100,6 +100,25 @@ def test_logs_past_their_caps_spill_to_sidecars_and_nothing_is_lost(tmp_path: Pa
     assert (tmp_path / "revisions.overflow.jsonl").read_text().count("\n") == 8
 
 
+def test_a_plan_too_big_with_its_evidence_out_moves_history_out_before_refusing(
+        tmp_path: Path) -> None:
+    """Full-length audit and revision rows (64 and 32 of 500 chars) alone pass 32 KB: the older
+    rows go to the overflow sidecars (16 and 8 inline), the plan is written, nothing is lost."""
+    a = artifact()
+    a.audit.extend(AuditRow(obligation="O1", trace=f"t{i} " + "a" * 490, event="edit")
+                   for i in range(64))
+    a.revision_history.extend(Revision(rev=i, time="t", change=f"c{i} " + "r" * 490,
+                                       caused_by="O1") for i in range(32))
+    state.save(tmp_path, a)
+    assert len((tmp_path / "plan.json").read_bytes()) <= caps.ARTIFACT_MAX_BYTES
+    back = state.load(tmp_path)
+    assert (len(back.audit), len(back.revision_history)) == (16, 8)
+    assert [r.trace[:3] for r in state.full_audit(tmp_path, back)] == [
+        f"t{i} "[:3] for i in range(64)]
+    assert [r.rev for r in state.full_revisions(tmp_path, back)] == list(range(32))
+    assert (a.audit, a.revision_history) == (back.audit, back.revision_history)
+
+
 def test_sidecar_residue_of_a_crashed_write_is_dropped(tmp_path: Path) -> None:
     a = artifact()
     a.audit.extend(AuditRow(obligation="O1", trace=f"t{i}") for i in range(65))

@@ -8,7 +8,9 @@ its newest 64 rows and the revision history its newest 32 inline; older ones are
 `audit.overflow.jsonl` / `revisions.overflow.jsonl` and the artifact counts them (`*_overflow`).
 A sidecar line past that count is the residue of a crashed write and is dropped on the next one.
 Evidence: the obligations' neighbourhood is stored inline; when the artifact would exceed 32 KB it
-moves to `evidence.json` (noted in `evidence_file`); a plan that still exceeds 32 KB is refused.
+moves to `evidence.json` (noted in `evidence_file`); a plan that still exceeds 32 KB keeps fewer
+audit and revision rows inline (16 and 8, then 4 and 2, the rest in the overflow sidecars), and
+one that exceeds it even then is refused.
 """
 
 from __future__ import annotations
@@ -184,40 +186,54 @@ class Prepared:
         return len(self.text.encode())
 
 
+# How many audit and revision rows plan.json keeps inline: the caps, and when the plan would not
+# fit 32 KB even with its evidence in a sidecar, fewer (the older ones spill to the overflow
+# sidecars like any row past the cap: history moves out before a plan is refused)
+_INLINE_ROWS = ((caps.MAX_AUDIT_ROWS, caps.MAX_REVISIONS), (16, 8), (4, 2))
+
+
 def prepare(artifact: PlanArtifact) -> Prepared:
     """Spill capped logs, fit 32 KB, validate — in memory only; raises InputError (the cap
     named) when the plan cannot fit, before anything is written anywhere. Pure."""
-    spill_audit = artifact.audit[: max(0, len(artifact.audit) - caps.MAX_AUDIT_ROWS)]
-    spill_revs = artifact.revision_history[
-        : max(0, len(artifact.revision_history) - caps.MAX_REVISIONS)
-    ]
     # the evidence is shared, not copied (nothing here changes it; a deep copy of a large
     # bundle cost more than the rest of the write)
     evidence = artifact.evidence
-    out = artifact.model_copy(update={"evidence": None}).model_copy(deep=True)
-    out.evidence = evidence
-    out.audit = out.audit[len(spill_audit) :]
-    out.revision_history = out.revision_history[len(spill_revs) :]
-    out.audit_overflow = _count(out.audit_overflow, AUDIT_OVERFLOW, len(spill_audit))
-    out.revisions_overflow = _count(out.revisions_overflow, REVISIONS_OVERFLOW, len(spill_revs))
+    base = artifact.model_copy(update={"evidence": None}).model_copy(deep=True)
     # a bundle with more items than 32 KB holds at 16 bytes each cannot be inline: no need to
     # render it there first (the text is the same either way)
     hopeless = evidence is not None and 16 * (
         len(evidence.recon.nodes) + len(evidence.recon.edges) + len(evidence.impact.edges)
     ) > caps.ARTIFACT_MAX_BYTES
-    text = "" if hopeless else dumps(out)
     evidence_text = None
-    if (hopeless or len(text.encode()) > caps.ARTIFACT_MAX_BYTES) and out.evidence is not None:
-        from plan07.sandbox import redact
+    for keep_audit, keep_revs in _INLINE_ROWS:
+        spill_audit = artifact.audit[: max(0, len(artifact.audit) - keep_audit)]
+        spill_revs = artifact.revision_history[
+            : max(0, len(artifact.revision_history) - keep_revs)
+        ]
+        out = base.model_copy()
+        out.evidence = evidence
+        out.audit = base.audit[len(spill_audit) :]
+        out.revision_history = base.revision_history[len(spill_revs) :]
+        out.audit_overflow = _count(base.audit_overflow, AUDIT_OVERFLOW, len(spill_audit))
+        out.revisions_overflow = _count(base.revisions_overflow, REVISIONS_OVERFLOW,
+                                        len(spill_revs))
+        # the evidence goes to its sidecar before any history leaves the file
+        text = "" if hopeless or evidence_text is not None else dumps(out)
+        if evidence is not None and (evidence_text is not None or hopeless
+                                     or len(text.encode()) > caps.ARTIFACT_MAX_BYTES):
+            from plan07.sandbox import redact
 
-        evidence_text = redact(out.evidence.model_dump_json(indent=1, exclude_defaults=True))
-        out.evidence, out.evidence_file = None, evidence_name(evidence_text)
-        text = dumps(out)
+            if evidence_text is None:
+                evidence_text = redact(evidence.model_dump_json(indent=1, exclude_defaults=True))
+            out.evidence, out.evidence_file = None, evidence_name(evidence_text)
+            text = dumps(out)
+        if len(text.encode()) <= caps.ARTIFACT_MAX_BYTES:
+            break
     size = len(text.encode())
     if size > caps.ARTIFACT_MAX_BYTES:
         raise InputError(
-            f"the plan artifact would be {size} bytes even with its evidence in a sidecar; "
-            "re-scope the request into smaller plans",
+            f"the plan artifact would be {size} bytes even with its evidence in a sidecar and "
+            "its history in the overflow files; re-scope the request into smaller plans",
             field="plan.json", cap=f"ARTIFACT_MAX_BYTES {caps.ARTIFACT_MAX_BYTES}",
         )
     PlanArtifact.model_validate_json(text)  # what is written is a valid artifact
