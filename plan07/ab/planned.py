@@ -110,6 +110,12 @@ def _handed(task: Task, ablation: Ablation) -> tuple[list[Obligation], Evidence]
     return obs, ev
 
 
+def _members(p: Any, node_id: str) -> list[str]:
+    """The obligations plan node `node_id` holds (a merged step's members; [] for one
+    obligation, or a node the plan no longer has)."""
+    return next((list(n.members) for n in p.artifact.nodes if n.id == node_id), [])
+
+
 class _Drive:
     """One plan07 run: planners created over (sub)sets of the obligations, driven to the end."""
 
@@ -172,8 +178,8 @@ class _Drive:
             ctx = contexts.plan07(self.shown(p, view), contexts.files_of(task, oids), s.repo,
                                   failure.get(view.node_id), typed=self.ab.typed_artifacts,
                                   request=task.request, schedule=schedule)
-            held_by: list[str] = next((n.members for n in p.artifact.nodes if n.id == key), [])
-            got = [self.aside.pop(m) for m in dict.fromkeys([key, *held_by]) if m in self.aside]
+            got = [self.aside.pop(m) for m in dict.fromkeys([key, *_members(p, key)])
+                   if m in self.aside]
             # the edits it had when set aside, as the view says (no model call); the steps they
             # hold are not made again
             back = bring_back(s.repo, view.saved_edit, sorted({f for fs, _ in got for f in fs})) \
@@ -181,12 +187,10 @@ class _Drive:
             rest = oids if back is None else [o for o in oids
                                               if not any(o in ms for _, ms in got)]
             applied = back or []
-            if not rest:
-                pass
-            elif view.obligation == "validate" and view.node_id not in failure \
+            if rest and view.obligation == "validate" and view.node_id not in failure \
                     and not view.failure_digest:
                 applied += s.apply(s.check_only(rest[0]))  # nothing to edit: the gate checks it
-            else:
+            elif rest:
                 applied += s.apply(s.call(ctx, rest))
             for f in sorted({a.file for a in applied}):
                 p.report_edit(view.node_id, f)
@@ -199,9 +203,8 @@ class _Drive:
                 self.held[verdict.merged_into] = (made + oids, applied)  # edit stays in the tree
                 continue
             if verdict.set_aside_for:  # plan07 put the files back (the edit saved): the node
-                held_by = next((n.members for n in p.artifact.nodes if n.id == key), [])
-                self.aside[(held_by or [key])[0]] = (sorted({a.file for a in applied}),
-                                                     made + oids)  # it comes again after the
+                self.aside[(_members(p, key) or [key])[0]] = (
+                    sorted({a.file for a in applied}), made + oids)  # it comes again after the
                 continue  # consumers it narrows, and its view says how to bring the edit back
             state = s.step_done(checked)
             if verdict.passed:
