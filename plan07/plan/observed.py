@@ -289,17 +289,16 @@ def adapt(art: PlanArtifact, node_id: str, changes: Sequence[ObservedChange],
         art.active = node_id
         return Adapted(tuple(changes), tuple(added))
     joined = sort_ids(set(now.members) - mine)
-    art.active = now.id  # the merged step is the one handed out now
+    # the merged step is the one handed out now, unless it waits for pending work (a member's
+    # dependency, a rebind that goes first): other nodes are handed out before it, and the edit
+    # cannot stay in the tree under theirs; it is set aside and comes back with the step
+    art.active = None if ahead else now.id
     art.epoch = (art.epoch or 0) + 1
     artifact.add_revision(art, f"observed: {node_id}'s edit cannot be valid alone ({lines}); "
                           f"{now.id} lands it with {', '.join(joined)}", node_id, time=time)
     artifact.record(art, now.id, "merged", f"{node_id}'s observed change lands with "
                     f"{', '.join(joined)} as one step, before any check", time=time)
     if ahead:
-        # the merged step waits for pending work (a member's dependency, a rebind that goes
-        # first): other nodes are handed out before it, and the edit cannot stay in the tree
-        # under theirs; it is set aside and comes back with the step
-        art.active = None
         artifact.record(art, node_id, "set_aside", f"{now.id} waits for {', '.join(ahead)}; "
                         f"{node_id}'s edit comes back with it", time=time)
         return Adapted(tuple(changes), tuple(added), now.id, tuple(joined), tuple(ahead))
