@@ -314,6 +314,38 @@ def test_builtin_keeps_the_src_root_of_a_test_file() -> None:
     assert mod.validation == test
 
 
+def test_a_bare_name_files_the_derived_test_with_the_function_before_a_method() -> None:
+    """"`concat` should take an option" names both `pkg.concat.concat` and the higher-ranked
+    method `pkg.variable.Variable.concat`: the bare name reads as the function, so the test the
+    criterion derives goes where the function's tests are (xarray 3364)."""
+    from plan07.decompose.builtin import derive
+
+    def test(mod: str, name: str, dst: str) -> tuple[dict[str, str], dict[str, str]]:
+        return ({"id": f"tests.test_{mod}.{name}", "kind": "test", "file": f"tests/test_{mod}.py"},
+                {"src": f"tests.test_{mod}.{name}", "dst": dst, "kind": "tests"})
+
+    pairs = [test("concat", "test_join", "pkg.concat.concat"),
+             test("variable", "test_stack", "pkg.variable.Variable.concat")]
+    ev = Evidence.model_validate({
+        "recon": {"nodes": [{"id": "pkg.concat", "kind": "module", "file": "pkg/concat.py"},
+                            {"id": "pkg.concat.concat", "kind": "function",
+                             "file": "pkg/concat.py"},
+                            {"id": "pkg.variable", "kind": "module", "file": "pkg/variable.py"},
+                            {"id": "pkg.variable.Variable", "kind": "class",
+                             "file": "pkg/variable.py"},
+                            {"id": "pkg.variable.Variable.concat", "kind": "method",
+                             "file": "pkg/variable.py"},
+                            *(n for n, _ in pairs)],
+                  "edges": [e for _, e in pairs]},
+        "localization": [{"entity": "pkg.variable.Variable.concat", "score": 0.9},
+                         {"entity": "pkg.concat.concat", "score": 0.85}]})
+    obs = derive({"goal": "Concatenating datasets with different variables",
+                  "acceptance_criteria": ["`concat` should take an option to fill missing ones"],
+                  "constraints": []}, ev)
+    new = [o.target_entity for o in obs if o.obligation == "modify" and "::" in o.target_entity]
+    assert [t.split("::")[0] for t in new] == ["tests/test_concat.py"]
+
+
 def _recon_only(n_filler: int) -> Evidence:
     """A recon-only bundle (no localization, no impact) rooted inside the package, as
     `plan07 recon pkg/` makes: `rich/table.py` is module `table`; `n_filler` modules sort first."""

@@ -113,3 +113,37 @@ def test_a_strengthened_check_runs_the_file_holding_the_targets_tests(tmp_path: 
                    dependencies=[], evidence="e", status="ready", validation="compile")
     assert _strengthen([o], "O1", tm)
     assert o.validation == "pytest:tests/test_util.py"
+
+
+STARRED = {  # sympy's way: the top package star-imports a subpackage that re-exports a class
+    "pkg/__init__.py": "from .geo import *\n",
+    "pkg/geo/__init__.py": "from .point import Point, _origin\n",
+    "pkg/geo/point.py": "def _origin():\n    return 0\n\n\nclass Point:\n"
+                        "    def scale(self, k):\n        return k\n",
+    "pkg/geo/shape.py": "from pkg.geo.point import Point\n\n\ndef square():\n"
+                        "    return [Point() for _ in range(4)]\n",
+    # the shapes' tests use Point more often than Point's own tests do
+    "tests/test_shape.py": "from pkg.geo.point import Point\nfrom pkg.geo.shape import square\n\n\n"
+                           "def test_square():\n    assert Point().scale(2) and square()\n\n\n"
+                           "def test_point_in_square():\n    assert Point().scale(3)\n",
+    "tests/test_point.py": "from pkg import *\nfrom pkg import _origin\n\n\n"
+                           "def test_scale():\n    assert Point().scale(2) == 2\n",
+}
+
+
+def test_a_star_import_reexports_public_names(tmp_path: Path) -> None:
+    """`from pkg import Point` through `from .geo import *` reaches the class, and `from pkg import
+    *` in a test brings it in scope; a leading underscore is never star-exported."""
+    ev = build_evidence(write(tmp_path, STARRED))
+    tests = {(e.src, e.dst) for e in ev.recon.edges if e.kind == "tests"}
+    assert ("tests.test_point.test_scale", "pkg.geo.point.Point") in tests
+    tm = TestMap(ev)
+    assert "tests/test_point.py::test_scale" in tm.tests_for("pkg.geo.point.Point")
+    assert "tests/test_point.py" not in tm.importing("pkg.geo.point._origin")
+
+
+def test_a_new_test_is_filed_with_its_modules_tests_before_a_heavier_user(tmp_path: Path) -> None:
+    """Where the repository files a module's tests (`test_point.py` for point.py) wins over the
+    test module that happens to call the class most (`test_shape.py`, two tests of Point)."""
+    tm = TestMap(build_evidence(write(tmp_path, STARRED)))
+    assert tm.home("pkg.geo.point.Point.scale") == "tests/test_point.py"

@@ -250,7 +250,8 @@ def _criteria(d: _Derivation) -> None:
         # test module of what it names (else of the first change): README "Tests where the
         # repository keeps them"
         about = sorted((e for e, cs in cites.items() if any(m == n for m, _ in cs)),
-                       key=lambda e: _where(c, e))  # the subject, named first
+                       key=lambda e: (_where(c, e), _is_method(d.ix, e)))  # the subject, named
+        # first; a bare name (`concat`) reads as the function before a method of that name
         test_file = d.ix.test_file([*about, *sorted(d.order, key=lambda e: -_fit(c, e))], c)
         name = slug(c, taken)
         taken.add(name)
@@ -281,6 +282,11 @@ def _fit(text: str, entity: str) -> int:
     said = tokens(text)
     return sum(1 for a in tokens(".".join(entity.split(".")[-2:]))
                if any(a == b or len(os.path.commonprefix([a, b])) >= 5 for b in said))
+
+
+def _is_method(ix: EvidenceIndex, entity: str) -> bool:
+    node = ix.nodes.get(entity)
+    return node is not None and node.kind == "method"
 
 
 def _where(text: str, entity: str) -> int:

@@ -21,7 +21,7 @@ KIND = "recon"
 _CODE = ("evidence/facts.py", "evidence/parse.py", "evidence/body.py", "evidence/callrefs.py",
          "evidence/syntax.py", "evidence/signatures.py", "evidence/recon.py",
          "evidence/factcache.py", "evidence/layout.py", "caps.py")
-FORMAT = 2  # of the pickled ModuleFacts; 2: a call site (CallRef) is a plain tuple
+FORMAT = 3  # of the pickled ModuleFacts; 2: a call site (CallRef) is a plain tuple; 3: stars
 _code_digest: str | None = None
 
 

@@ -51,6 +51,7 @@ class ModuleFacts:
     doc: str = ""
     bindings: dict[str, str] = field(default_factory=dict)  # local name -> qualified dotted name
     imports: list[str] = field(default_factory=list)  # every imported qualified name, in order
+    stars: list[str] = field(default_factory=list)  # modules star-imported (`from .sets import *`)
     defs: list[Def] = field(default_factory=list)
     top_calls: list[CallRef] = field(default_factory=list)  # calls at module level
     top_by_name: list[CallRef] = field(default_factory=list)  # by-name calls at module level

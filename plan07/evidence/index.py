@@ -92,6 +92,8 @@ class Index:
                 elif h in self.modules and last in self.modules[h].bindings:
                     target = self.modules[h].bindings[last]
                     result = self.canon(target, hops + 1) if target != q else None
+                elif h in self.modules and self.modules[h].stars:
+                    result = self.starred(self.modules[h], last, hops + 1)
                 elif self.kind[h] in CLASSLIKE:
                     result = self.member(h, last)
                 elif (rt := self.return_type(h)) is not None:  # `get_console().print`
@@ -103,6 +105,18 @@ class Index:
                 result = self.member(t, last) if t else None
         self._canon[q] = result
         return result
+
+    def starred(self, m: ModuleFacts, name: str, hops: int = 0) -> str | None:
+        """What `name` denotes in `m` through its star imports (`from .sets import *` in sympy's
+        `__init__`): the first star-imported module that defines or binds it. A name with a
+        leading underscore is never star-exported."""
+        if name.startswith("_"):
+            return None
+        for star in m.stars:
+            found = self.canon(f"{star}.{name}", hops)
+            if found is not None:
+                return found
+        return None
 
     def mro(self, cls: str) -> list[str]:
         """`cls` and its in-repo bases, depth-first left to right, each once."""
@@ -179,7 +193,8 @@ class Index:
         base = scope.get(head, ASK)
         if base is ASK:
             local = f"{m.name}.{head}"
-            base = scope[head] = local if local in self.defs else m.bindings.get(head)
+            base = scope[head] = (local if local in self.defs else m.bindings.get(head)
+                                  or (self.starred(m, head) if m.stars else None))
         if base is None:
             if len(chain) > 1 and (held := m.var_types.get(head)) and held[0] not in m.var_types:
                 t = self.resolve(m, held, None)  # `console = Console()` at module level

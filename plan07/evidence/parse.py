@@ -109,6 +109,7 @@ def _imports(tree: ast.Module, mf: ModuleFacts, lines: list[int] | None) -> None
                 name = a.name
                 if name == "*":
                     add(base)
+                    mf.stars.append(base)
                     continue
                 target = f"{base}.{name}" if base else name
                 add(target)
