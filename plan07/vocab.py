@@ -9,7 +9,8 @@
 - test ids: a dotted test entity as the pytest node id that runs it, where a source root such as
   `src/` is part of the file's path but not of its dotted module;
 - entity coverage: an obligation on `pkg.A` covers `pkg.A` and everything inside it;
-- id order: natural order (O2 < O10), and the duplicate-id check.
+- id order: natural order (O2 < O10), and the duplicate-id check;
+- the code names a text writes (backticked, dotted), in order.
 """
 
 from __future__ import annotations
@@ -177,3 +178,17 @@ def dotted_test(test_id: str) -> str:
     """`tests/a/test_b.py::test_c[x]` -> `tests.a.test_b.test_c` (the dotted test entity)."""
     path, _, name = test_id.partition("::")
     return path.removesuffix(".py").replace("/", ".") + "." + name.split("[")[0]
+
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_CODE_NAME = re.compile(r"\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+_DOTTED = re.compile(r"(?<![\w.`/])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w/])")
+
+
+def mentioned(text: str) -> list[str]:
+    """The code names a text gives, in order: each backticked name (its leading dotted
+    identifier: `Table.__init__()` -> `Table.__init__`) and each bare dotted name."""
+    found = [n.group(1) for m in _BACKTICKED.finditer(text)
+             if (n := _CODE_NAME.match(m.group(1)))]
+    found += [m.group(0) for m in _DOTTED.finditer(text)]
+    return list(dict.fromkeys(found))

@@ -346,6 +346,49 @@ def test_a_bare_name_files_the_derived_test_with_the_function_before_a_method() 
     assert [t.split("::")[0] for t in new] == ["tests/test_concat.py"]
 
 
+def test_a_derived_test_joins_the_tests_named_after_the_code_name_its_criterion_writes() -> None:
+    """"`SI._collect_factor_and_dimension()` detects a dimensionless exponent": the method's
+    module's tests (test_dimensions.py) are not where the repository tests it; its tests are
+    named after it in test_quantities.py (`test_factor_and_dimension`, sympy 24066), and the new
+    test goes there. A criterion whose subject names no test keeps the module's home."""
+    from plan07.decompose.builtin import derive
+    from plan07.evidence.testmap import TestMap
+    from plan07.order.planlint import homes
+
+    def test(mod: str, name: str, dst: str) -> tuple[dict[str, str], dict[str, str]]:
+        return ({"id": f"tests.test_{mod}.{name}", "kind": "test", "file": f"tests/test_{mod}.py"},
+                {"src": f"tests.test_{mod}.{name}", "dst": dst, "kind": "tests"})
+
+    method = "pkg.dimensions.UnitSystem._collect_factor_and_dimension"
+    pairs = [test("dimensions", "test_dimensionless", method),
+             test("dimensions", "test_si_system", method),
+             test("quantities", "test_factor_and_dimension", "pkg.dimensions"),
+             test("quantities", "test_factor_and_dimension_with_abs", "pkg.dimensions")]
+    ev = Evidence.model_validate({
+        "recon": {"nodes": [{"id": "pkg.dimensions", "kind": "module", "file": "pkg/dimensions.py"},
+                            {"id": "pkg.dimensions.UnitSystem", "kind": "class",
+                             "file": "pkg/dimensions.py"},
+                            {"id": method, "kind": "method", "file": "pkg/dimensions.py"},
+                            *(n for n, _ in pairs)],
+                  "edges": [e for _, e in pairs]},
+        "localization": [{"entity": method, "score": 0.9}]})
+
+    def placed(criterion: str) -> list[str]:
+        obs = derive({"goal": "Detect a dimensionless exponent", "constraints": [],
+                      "acceptance_criteria": [criterion]}, ev)
+        return [o.target_entity.split("::")[0] for o in obs
+                if o.obligation == "modify" and "::" in o.target_entity]
+
+    criterion = "`SI._collect_factor_and_dimension()` can detect that the exponent is dimensionless"
+    assert placed(criterion) == ["tests/test_quantities.py"]
+    # the plan lint agrees: the tests named after it are a home of the plan's new tests
+    obs = derive({"goal": "x", "constraints": [], "acceptance_criteria": [criterion]}, ev)
+    assert "tests/test_quantities.py" in homes(obs, TestMap(ev), [criterion])
+    assert "tests/test_quantities.py" not in homes(obs, TestMap(ev), [])
+    assert placed("`UnitSystem` detects that the exponent is dimensionless") == [
+        "tests/test_dimensions.py"]
+
+
 def _recon_only(n_filler: int) -> Evidence:
     """A recon-only bundle (no localization, no impact) rooted inside the package, as
     `plan07 recon pkg/` makes: `rich/table.py` is module `table`; `n_filler` modules sort first."""

@@ -30,7 +30,6 @@ from plan07.decompose.evidence_index import (
     EvidenceIndex,
     best_tests,
     edge_line,
-    mentioned,
     named,
     names,
     slug,
@@ -39,7 +38,7 @@ from plan07.decompose.evidence_index import (
 from plan07.decompose.prompt import TestsLine
 from plan07.evidence.softrank import tokens
 from plan07.model import Evidence, Localization, Obligation, RoleWord
-from plan07.vocab import NODE_ID_IN_TEXT, REGRESSION_CRITERION
+from plan07.vocab import NODE_ID_IN_TEXT, REGRESSION_CRITERION, mentioned
 
 COMMAND_CRITERION = re.compile(r"^`[^`]+` succeeds$")  # plan07 never runs it: the user confirms
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)

@@ -14,7 +14,7 @@ from plan07 import caps
 from plan07.evidence.impact import RELATIONS
 from plan07.evidence.testmap import TestMap
 from plan07.model import Evidence, ImpactEdge
-from plan07.vocab import covers, file_module, pytest_id
+from plan07.vocab import covers, file_module, mentioned, pytest_id
 
 REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
 # the impact relation of a may-call recon guessed from a method's name (docs/evidence.md): a
@@ -153,15 +153,19 @@ class EvidenceIndex:
         return f"import:{mod}" if mod else "compile"
 
     def test_file(self, order: list[str], text: str) -> str:
-        """Where a derived test goes (README "Tests where the repository keeps them"): the
+        """Where a derived test goes (README "Tests where the repository keeps them"): the test
+        module whose tests are named after a code name the criterion writes (`autodoc_typehints`:
+        the `test_autodoc_typehints_*` of sphinx's test_ext_autodoc_configs.py), else the
         existing test module that already tests the first changed entity's module, else a new
         file beside where its package's tests are, named the repository's way."""
-        for e in order:
-            home = self.lines[e].home if e in self.lines else self.tm.home(e)
-            if home:
-                return home
+        homes = [h for e in order if (h := self.lines[e].home if e in self.lines
+                                      else self.tm.home(e))]
+        named = self.tm.named_for(mentioned(text))
+        if named:  # ties: the earlier home, then by path
+            return min(named, key=lambda f: (homes.index(f) if f in homes else len(homes), f))
+        if homes:
+            return homes[0]
         return self.tm.new_home(order[0]) if order else "tests/test_module.py"
-
 
 def names(entity: str) -> set[str]:
     """The names by which a text can name an entity: each dotted suffix (`SessionManager.load`,
@@ -178,19 +182,6 @@ def named(text: str, entity: str) -> bool:
     # of a longer dotted name (`Sphinx.__init__` names the method, not `Sphinx`)
     return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\w)", text)
                for n in names(entity))
-
-
-_BACKTICKED = re.compile(r"`([^`\n]+)`")
-_NAME = re.compile(r"\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
-_DOTTED = re.compile(r"(?<![\w.`/])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w/])")
-
-
-def mentioned(text: str) -> list[str]:
-    """The code names a text gives, in order: each backticked name (its leading dotted
-    identifier: `Table.__init__()` -> `Table.__init__`) and each bare dotted name."""
-    found = [n.group(1) for m in _BACKTICKED.finditer(text) if (n := _NAME.match(m.group(1)))]
-    found += [m.group(0) for m in _DOTTED.finditer(text)]
-    return list(dict.fromkeys(found))
 
 
 def named_seeds(text: str, evidence: Evidence) -> list[str]:

@@ -64,6 +64,23 @@ def named_after(test_file: str, module_file: str) -> bool:
     return False
 
 
+NAME_WORD_MIN = 6  # a one-word code name shorter than this (`all`, `xfail`) names no tests
+
+
+def _name_words(name: str) -> list[str] | None:
+    """The words of a code name's last dotted part (`SI._collect_factor_and_dimension` ->
+    collect, factor, and, dimension); None for a short one-word name."""
+    words = [w for w in name.rsplit(".", 1)[-1].lower().split("_") if w]
+    return words if len(words) > 1 or words and len(words[0]) >= NAME_WORD_MIN else None
+
+
+def _has_run(said: list[str], words: list[str]) -> bool:
+    """`said` holds a run of `words` in order: all of them, or all but one of three or more."""
+    k = len(words) if len(words) <= 2 else len(words) - 1
+    return any(said[j:j + k] == words[i:i + k]
+               for i in range(len(words) - k + 1) for j in range(len(said) - k + 1))
+
+
 def _common(a: str, b: str) -> int:
     """How many leading folders the two repo-relative paths share."""
     n = 0
@@ -271,6 +288,24 @@ class TestMap:
             return "tests"
         return max(sorted(set(folders)), key=lambda d: (_common(d + "/x", file),
                                                          folders.count(d)))
+
+    def named_for(self, names: list[str]) -> list[str]:
+        """The test files holding the most tests named after the first of `names` (code names,
+        the first one a text's subject) that can name tests: its last dotted part, in words, all
+        of them, or all but one of three or more (`_collect_factor_and_dimension` ->
+        sympy's `test_factor_and_dimension`); a one-word name from NAME_WORD_MIN characters
+        (`concat`, not `all`). Sorted; [] when its name is no test's."""
+        subject = next((w for n in names if (w := _name_words(n))), None)
+        if subject is None:
+            return []
+        count: dict[str, int] = defaultdict(int)
+        for t in self._test_ids:
+            file, _, rest = t.partition("::")
+            said = rest.rsplit("::", 1)[-1].lower().removeprefix("test").strip("_").split("_")
+            if _has_run(said, subject):
+                count[file] += 1
+        best = max(count.values(), default=0)
+        return sorted(f for f, c in count.items() if c == best) if best else []
 
     def linked_ids(self, file: str) -> list[str]:
         """The pytest ids of the tests in `file` recon knows."""

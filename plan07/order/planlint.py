@@ -27,6 +27,7 @@ from plan07.vocab import (
     FINDING_KINDS,
     NODE_ID_IN_TEXT,
     REGRESSION_CRITERION,
+    mentioned,
     normalize_test,
     runs,
 )
@@ -51,15 +52,18 @@ def criterion_id(n: int) -> str:
     return f"C{n}"
 
 
-def homes(obligations: Sequence[Obligation], tm: TestMap) -> list[str]:
+def homes(obligations: Sequence[Obligation], tm: TestMap,
+          criteria: Sequence[str] = ()) -> list[str]:
     """The test files the plan's new tests belong in: the home of each followed modify target
-    (plan07.evidence.testmap), else a new file beside the first one's module."""
+    (plan07.evidence.testmap), else a new file beside the first one's module; and the files
+    holding the tests named after what a criterion writes in code (`TestMap.named_for`)."""
     mods = [o.target_entity for o in obligations if o.obligation == "modify"
             and o.status != "alternative" and not tm.is_test_module(o.target_entity)
             and "::" not in o.target_entity and tm.module(o.target_entity)]
     out = [h for e in mods if (h := tm.home(e))]
     if not out and mods:
         out = [tm.new_home(mods[0])]
+    out += [f for c in criteria for f in tm.named_for(mentioned(c))]
     return list(dict.fromkeys(out))
 
 
@@ -164,6 +168,6 @@ def lint_input(requirement: Requirement, passed: Sequence[str], requested: Seque
                obligations: Sequence[Obligation], evidence: Evidence) -> LintInput:
     """The LintInput of a plan (its homes worked out from the evidence)."""
     return LintInput(requirement, list(passed), list(requested),
-                     homes(obligations, TestMap(evidence)))
+                     homes(obligations, TestMap(evidence), requirement.acceptance_criteria))
 
 
