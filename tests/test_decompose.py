@@ -385,6 +385,15 @@ def test_a_derived_test_joins_the_tests_named_after_the_code_name_its_criterion_
     obs = derive({"goal": "x", "constraints": [], "acceptance_criteria": [criterion]}, ev)
     assert "tests/test_quantities.py" in homes(obs, TestMap(ev), [criterion])
     assert "tests/test_quantities.py" not in homes(obs, TestMap(ev), [])
+    # what a model sees: the prompt names those files for the criterion's subject, and the
+    # builtin, reading only the prompt, places the test there too
+    req = Requirement(goal="Detect a dimensionless exponent", acceptance_criteria=[criterion])
+    messages = assemble(req, ev)
+    assert read(messages).named == {"SI._collect_factor_and_dimension": [
+        "tests/test_quantities.py"]}
+    result = decompose(req, ev, make_client("builtin"))
+    assert [o.target_entity.split("::")[0] for o in result.obligations
+            if o.obligation == "modify" and "::" in o.target_entity] == ["tests/test_quantities.py"]
     assert placed("`UnitSystem` detects that the exponent is dimensionless") == [
         "tests/test_dimensions.py"]
 

@@ -87,12 +87,14 @@ def derive(requirement: dict[str, Any], evidence: Evidence) -> list[Obligation]:
 
 
 def derive_with_roles(requirement: dict[str, Any], evidence: Evidence,
-                      tests: Mapping[str, TestsLine] | None = None
+                      tests: Mapping[str, TestsLine] | None = None,
+                      named: Mapping[str, list[str]] | None = None,
                       ) -> tuple[list[Obligation], dict[str, list[RoleWord]]]:
     """`derive`, with each obligation's role words (docs/rules.md "Role facts"): the rules read
     these, not the obligations' prose. `tests`: the prompt's tests lines (entity -> its tests and
-    test home)."""
-    d = _Derivation(EvidenceIndex(evidence, tests), evidence, str(requirement.get("goal", "")),
+    test home); `named`: its tests.named lines (code name -> the test files named after it)."""
+    d = _Derivation(EvidenceIndex(evidence, tests, named), evidence,
+                    str(requirement.get("goal", "")),
                     [str(c) for c in requirement.get("acceptance_criteria", [])],
                     [str(c) for c in requirement.get("constraints", [])])
     d.interface = interface_change(" ".join([d.goal, *d.criteria]))  # not "no breaking change"

@@ -34,7 +34,7 @@ class BuiltinClient:
         payload = read(messages)
         if payload.scope is None:
             obligations, roles = derive_with_roles(payload.requirement, payload.evidence,
-                                                   tests=payload.tests)
+                                                   tests=payload.tests, named=payload.named)
         else:
             obligations, roles = derive_scoped(payload.requirement, payload.evidence,
                                                payload.scope)

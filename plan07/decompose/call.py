@@ -55,7 +55,8 @@ def assemble(requirement: Requirement, evidence: Evidence) -> list[dict[str, str
         seeds = [Localization(entity=e, score=1.0) for e in named_seeds(text, evidence)]
         if seeds:
             evidence = evidence.model_copy(update={"localization": seeds})
-    return render(requirement_record(requirement), evidence_lines(evidence))[0]
+    return render(requirement_record(requirement),
+                  evidence_lines(evidence, requirement.acceptance_criteria))[0]
 
 
 def _call(client: LLMClient, messages: list[dict[str, str]],

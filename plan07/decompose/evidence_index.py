@@ -12,7 +12,7 @@ from typing import Any
 
 from plan07 import caps
 from plan07.evidence.impact import RELATIONS
-from plan07.evidence.testmap import TestMap
+from plan07.evidence.testmap import TestMap, subject
 from plan07.model import Evidence, ImpactEdge
 from plan07.vocab import covers, file_module, mentioned, pytest_id
 
@@ -44,8 +44,11 @@ def edge_line(i: ImpactEdge) -> str:
 class EvidenceIndex:
     """Look-ups over the evidence, built once per decomposition."""
 
-    def __init__(self, ev: Evidence, tests: Mapping[str, Any] | None = None) -> None:
-        """`tests`: the prompt's tests lines (entity -> `.tests`, `.home`), read first."""
+    def __init__(self, ev: Evidence, tests: Mapping[str, Any] | None = None,
+                 named: Mapping[str, list[str]] | None = None) -> None:
+        """`tests`: the prompt's tests lines (entity -> `.tests`, `.home`), read first; `named`:
+        its tests.named lines (code name -> test files), the only ones read when given (a
+        prompt's recon is a part of the repository's: `TestMap.named_for` on it would guess)."""
         from plan07.engine import constants
 
         # the rules' own constants (docs/rules.md breaking_cause, consume_kind), not a copy
@@ -57,6 +60,7 @@ class EvidenceIndex:
         self.exercised = ev.exercised()  # entity -> pytest ids
         self.tm = TestMap(ev)
         self.lines = dict(tests or {})
+        self.named = None if named is None else dict(named)
         self.used: dict[str, set[str]] = defaultdict(set)  # entity -> what it consumes
         for e in ev.recon.edges:
             if e.kind in self.consume_kinds:
@@ -160,7 +164,9 @@ class EvidenceIndex:
         file beside where its package's tests are, named the repository's way."""
         homes = [h for e in order if (h := self.lines[e].home if e in self.lines
                                       else self.tm.home(e))]
-        named = self.tm.named_for(mentioned(text))
+        name = subject(mentioned(text))
+        named = [] if name is None else (
+            self.tm.named_for(name) if self.named is None else self.named.get(name, []))
         if named:  # ties: the earlier home, then by path
             return min(named, key=lambda f: (homes.index(f) if f in homes else len(homes), f))
         if homes:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from plan07 import caps
 from plan07.decompose.evidence_index import is_test_file
 from plan07.errors import InputError
+from plan07.evidence.testmap import TestMap, subject
 from plan07.model import (
     ContextItem,
     Evidence,
@@ -32,6 +33,7 @@ from plan07.model import (
     ReconEdge,
     ReconNode,
 )
+from plan07.vocab import mentioned
 
 SYSTEM = f"""\
 You are the semantic-decomposition step of a coding agent's planner. From the requirement and the
@@ -65,7 +67,8 @@ Rules:
   and its consumers' rebinds are validated together as one step).
 - Preserve the old default behaviour before anything that relies on the new default.
 - A test the requirement names that does not exist yet is defined by a modify (target: the test
-  id) before the validate that runs it.
+  id) before the validate that runs it. A new test goes into a file of the `tests.named` line of
+  the code name its criterion is about, else into the `home` of the `tests` line of what it tests.
 - Shared types before their consumers; migrations before their usage.
 - End with a validate whose validation is "regression" (the tests of every module the plan
   changed, against the baseline).
@@ -131,8 +134,20 @@ class TestsLine(BaseModel):
     home: str = ""
 
 
+class NamedTests(BaseModel):
+    """The test files holding the most tests named after a code name a criterion is about
+    (plan07.evidence.testmap `subject`, `TestMap.named_for`): where a new test of it goes."""
+
+    __test__ = False  # not a pytest test class
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    files: list[str] = []
+
+
 _TAGS: dict[str, type[BaseModel]] = {
     "impact": ImpactEdge, "localization": Localization, "tests": TestsLine,
+    "tests.named": NamedTests,
     "context": ContextItem, "recon.node": ReconNode, "recon.edge": ReconEdge,
 }
 
@@ -186,9 +201,11 @@ def header_only(signature: str) -> str:
     return one_line(s)
 
 
-def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
+def evidence_lines(evidence: Evidence,
+                   criteria: Sequence[str] = ()) -> list[tuple[str, dict[str, Any]]]:
     """Every evidence item as a (tag, record) line, in the spec's order (§4 prompt inputs):
-    06 impact (highest confidence first), 05 localization (ranked), 04 context (as retrieved),
+    06 impact (highest confidence first), 05 localization (ranked) with the tests of the top
+    ones and the tests named after what each of `criteria` is about, 04 context (as retrieved),
     03 recon in tiers of relevance (each tier's nodes, then its edges, sorted)."""
     out: list[tuple[str, dict[str, Any]]] = []
     for i in sorted(evidence.impact.edges, key=lambda e: (-e.confidence, e.src, e.dst, e.cause)):
@@ -197,6 +214,7 @@ def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
     for loc in ranked:
         out.append(("localization", loc.model_dump()))
     out.extend(("tests", t.model_dump()) for t in tests_lines(evidence, ranked))
+    out.extend(("tests.named", t.model_dump()) for t in named_lines(evidence, criteria))
     for c in evidence.context:
         out.append(("context", {"entity": c.entity, "summary": one_line(c.summary)}))
     # 03 recon, most telling first: the localized entities and what encloses them (module,
@@ -240,8 +258,6 @@ def evidence_lines(evidence: Evidence) -> list[tuple[str, dict[str, Any]]]:
 
 def tests_lines(evidence: Evidence, ranked: Sequence[Localization]) -> list[TestsLine]:
     """A `tests` line for each of the top-ranked localized entities (PROMPT_MAX_TESTS_LINES)."""
-    from plan07.evidence.testmap import TestMap
-
     if not ranked:
         return []
     tm = TestMap(evidence)
@@ -252,6 +268,16 @@ def tests_lines(evidence: Evidence, ranked: Sequence[Localization]) -> list[Test
         home = tm.home(loc.entity) or tm.new_home(loc.entity)
         out.append(TestsLine(entity=loc.entity, tests=tm.tests_for(loc.entity)[:3], home=home))
     return out
+
+
+def named_lines(evidence: Evidence, criteria: Sequence[str]) -> list[NamedTests]:
+    """For each criterion's subject (its first code name that can name tests), the test files
+    holding the most tests named after it, when there are any (at most 3 files)."""
+    names = list(dict.fromkeys(s for c in criteria if (s := subject(mentioned(c)))))
+    if not names:
+        return []
+    tm = TestMap(evidence)
+    return [NamedTests(name=n, files=files[:3]) for n in names if (files := tm.named_for(n))]
 
 
 _PER_KIND = {"impact": caps.PROMPT_MAX_IMPACT_LINES,
@@ -307,6 +333,7 @@ class Payload:
     omitted: int = 0
     unknown: list[str] = field(default_factory=list)
     tests: dict[str, TestsLine] = field(default_factory=dict)  # entity -> its tests line
+    named: dict[str, list[str]] = field(default_factory=dict)  # code name -> tests named after it
 
 
 def read(messages: Sequence[dict[str, str]]) -> Payload:
@@ -336,4 +363,5 @@ def read(messages: Sequence[dict[str, str]]) -> Payload:
                         impact=Impact(edges=items["impact"]), localization=items["localization"],
                         context=items["context"])
     return Payload(requirement=requirement, evidence=evidence, scope=scope, omitted=omitted,
-                   tests={t.entity: t for t in items["tests"]})
+                   tests={t.entity: t for t in items["tests"]},
+                   named={t.name: t.files for t in items["tests.named"]})

@@ -67,6 +67,13 @@ def named_after(test_file: str, module_file: str) -> bool:
 NAME_WORD_MIN = 6  # a one-word code name shorter than this (`all`, `xfail`) names no tests
 
 
+def subject(names: list[str]) -> str | None:
+    """The first of a text's code names that can name tests (`TestMap.named_for`): the subject
+    of a criterion, for where its test goes. A one-word name counts from NAME_WORD_MIN
+    characters (`concat`, not `all`)."""
+    return next((n for n in names if _name_words(n)), None)
+
+
 def _name_words(name: str) -> list[str] | None:
     """The words of a code name's last dotted part (`SI._collect_factor_and_dimension` ->
     collect, factor, and, dimension); None for a short one-word name."""
@@ -289,20 +296,19 @@ class TestMap:
         return max(sorted(set(folders)), key=lambda d: (_common(d + "/x", file),
                                                          folders.count(d)))
 
-    def named_for(self, names: list[str]) -> list[str]:
-        """The test files holding the most tests named after the first of `names` (code names,
-        the first one a text's subject) that can name tests: its last dotted part, in words, all
-        of them, or all but one of three or more (`_collect_factor_and_dimension` ->
-        sympy's `test_factor_and_dimension`); a one-word name from NAME_WORD_MIN characters
-        (`concat`, not `all`). Sorted; [] when its name is no test's."""
-        subject = next((w for n in names if (w := _name_words(n))), None)
-        if subject is None:
+    def named_for(self, name: str) -> list[str]:
+        """The test files holding the most tests named after code name `name`: its last dotted
+        part, in words, all of them, or all but one of three or more
+        (`_collect_factor_and_dimension` -> sympy's `test_factor_and_dimension`). Sorted; []
+        when it names no test (`subject`: a name that can)."""
+        words = _name_words(name)
+        if words is None:
             return []
         count: dict[str, int] = defaultdict(int)
         for t in self._test_ids:
             file, _, rest = t.partition("::")
             said = rest.rsplit("::", 1)[-1].lower().removeprefix("test").strip("_").split("_")
-            if _has_run(said, subject):
+            if _has_run(said, words):
                 count[file] += 1
         best = max(count.values(), default=0)
         return sorted(f for f, c in count.items() if c == best) if best else []

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plan07.evidence.testmap import TestMap
+from plan07.evidence.testmap import TestMap, subject
 from plan07.model import Evidence, Obligation, Requirement, Violation
 from plan07.model.proof import Proof
 from plan07.order.derive import explain_atom, run_rules
@@ -63,7 +63,7 @@ def homes(obligations: Sequence[Obligation], tm: TestMap,
     out = [h for e in mods if (h := tm.home(e))]
     if not out and mods:
         out = [tm.new_home(mods[0])]
-    out += [f for c in criteria for f in tm.named_for(mentioned(c))]
+    out += [f for c in criteria if (s := subject(mentioned(c))) for f in tm.named_for(s)]
     return list(dict.fromkeys(out))
 
 
