@@ -23,7 +23,7 @@ from plan07.model import (
     RoleWord,
 )
 from plan07.order.roles import words_of
-from plan07.vocab import classify, first_repeat, normalize_test
+from plan07.vocab import classify, normalize_test
 
 # Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog. An
 # obligation plan07 wrote itself brings its own (role facts, plan07.order.roles): no prose is read.
@@ -74,10 +74,11 @@ def check_caps(obligations: Sequence[Obligation]) -> None:
     if len(obligations) > caps.MAX_OBLIGATIONS:
         raise InputError(f"{len(obligations)} obligations; re-scope the request",
                          field="obligations", cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
-    again = first_repeat([o.id for o in obligations])
+    seen: set[str] = set()
     for i, o in enumerate(obligations):
-        if i == again:
+        if o.id in seen:
             raise InputError(f"duplicate obligation id {o.id!r}", field=f"obligations[{i}].id")
+        seen.add(o.id)
         if len(o.dependencies) > caps.MAX_DEPENDENCIES:
             raise InputError(f"{len(o.dependencies)} dependencies",
                              field=f"obligations[{i}].dependencies",
