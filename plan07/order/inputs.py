@@ -188,15 +188,15 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
             fs.add("observed_consumer", (c.entity, x), f"observed: {x} no longer binds to "
                    f"{c.entity} as {oid}'s edit left it (a call, or an override)")
     _part_of(fs, [o.target_entity for o in obligations] + [c.entity for _, c in seen], evidence)
+    for o in obligations:
+        words = words_of(o, role_facts)  # its role facts (plan07 wrote it), else None: its prose
+        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files, words)
     behaviour = [c.entity for _, c in seen if c.kind == "behaviour"]
     # with a behaviour change observed, the planned modifies' targets too: the tests landing
     # with it bring the pending changes they exercise (rule tests_land_with_all_they_exercise)
     _tested_through_imports(fs, obligations, behaviour + [
         o.target_entity for o in obligations if behaviour and o.obligation == "modify"],
         evidence)
-    for o in obligations:
-        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files,
-                          words_of(o, role_facts))
 
 
 def _tested_through_imports(fs: FactSet, obligations: Sequence[Obligation],
