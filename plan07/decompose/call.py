@@ -78,7 +78,8 @@ def _call(client: LLMClient, messages: list[dict[str, str]],
 
 def decompose(requirement: Requirement, evidence: Evidence, client: LLMClient) -> Decomposition:
     """The initial obligation set (§4), or the fallback. Exactly one `client.complete` call."""
-    return _call(client, assemble(requirement, evidence))
+    messages = assemble(requirement, evidence)
+    return _call(client, messages)
 
 
 def _fallback(reason: str, raw: str, *, rescope: bool = False) -> Decomposition:

@@ -20,10 +20,10 @@ def _evaluate(obligations: Sequence[Obligation], evidence: Evidence, engine: str
               rules_path: Path | None, role_facts: Roles = None,
               observed: Observed = None, extra: Extra = None,
               wanted: tuple[str, ...] = ()) -> tuple[Facts, FactSet]:
-    """The model of the rules (only what derives `wanted`, when given) over the facts."""
-    from plan07.engine import check_engine, evaluate, load_program, sliced
+    """The model of the rules (only what derives `wanted`, when given) over the facts. The engine's
+    name is checked where `evaluate` picks its backend."""
+    from plan07.engine import evaluate, load_program, sliced
 
-    check_engine(engine)
     check_caps(obligations)
     fs = prepare_facts(obligations, evidence, role_facts=role_facts, observed=observed,
                        extra=extra)

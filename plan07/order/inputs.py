@@ -23,7 +23,7 @@ from plan07.model import (
     RoleWord,
 )
 from plan07.order.roles import words_of
-from plan07.vocab import classify, first_repeat, normalize_test
+from plan07.vocab import classify, normalize_test
 
 # Keyword facts mentions(O, W): input preparation only; the ordering logic stays in Datalog. An
 # obligation plan07 wrote itself brings its own (role facts, plan07.order.roles): no prose is read.
@@ -74,10 +74,11 @@ def check_caps(obligations: Sequence[Obligation]) -> None:
     if len(obligations) > caps.MAX_OBLIGATIONS:
         raise InputError(f"{len(obligations)} obligations; re-scope the request",
                          field="obligations", cap=f"MAX_OBLIGATIONS={caps.MAX_OBLIGATIONS}")
-    again = first_repeat([o.id for o in obligations])
+    seen: set[str] = set()
     for i, o in enumerate(obligations):
-        if i == again:
+        if o.id in seen:
             raise InputError(f"duplicate obligation id {o.id!r}", field=f"obligations[{i}].id")
+        seen.add(o.id)
         if len(o.dependencies) > caps.MAX_DEPENDENCIES:
             raise InputError(f"{len(o.dependencies)} dependencies",
                              field=f"obligations[{i}].dependencies",
@@ -187,15 +188,15 @@ def _obligations(fs: FactSet, obligations: Sequence[Obligation], evidence: Evide
             fs.add("observed_consumer", (c.entity, x), f"observed: {x} no longer binds to "
                    f"{c.entity} as {oid}'s edit left it (a call, or an override)")
     _part_of(fs, [o.target_entity for o in obligations] + [c.entity for _, c in seen], evidence)
+    for o in obligations:
+        words = words_of(o, role_facts)  # its role facts (plan07 wrote it), else None: its prose
+        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files, words)
     behaviour = [c.entity for _, c in seen if c.kind == "behaviour"]
     # with a behaviour change observed, the planned modifies' targets too: the tests landing
     # with it bring the pending changes they exercise (rule tests_land_with_all_they_exercise)
     _tested_through_imports(fs, obligations, behaviour + [
         o.target_entity for o in obligations if behaviour and o.obligation == "modify"],
         evidence)
-    for o in obligations:
-        _obligation_facts(fs, o, classify(o.validation), test_nodes, test_files,
-                          words_of(o, role_facts))
 
 
 def _tested_through_imports(fs: FactSet, obligations: Sequence[Obligation],
