@@ -121,7 +121,7 @@ class Planner(PlanReader):
         draft.checkpoints[0] = cp0.model_copy(update={"git_ref": ref})
         draft.checkpoint_seq, draft.epoch = 1, 0  # CP0 is record 1; nothing handed out
         draft.revision = None if revision else False
-        prepared = state.prepare(draft)  # refused (cap named) here, nothing written yet
+        prepared = state.fit(draft)  # refused (cap named) here, nothing written yet
         if not replace:  # the older plan may have progressed while the baseline ran
             commit.refuse_over_progress(d)
         commit.commit_new_plan(

@@ -6,7 +6,7 @@ records it leaves.
 For each checkout: `Planner.create` of its benchmark request (builtin decomposer, plan07's own
 evidence of the checkout) in a fresh child process, each stage's CPU time taken by wrapping the
 library functions the pipeline calls (canonicalize, decompose, derive_order, neighbourhood,
-state.prepare / state.write, records.record), the peak RSS, the sizes written. Printed per
+state.fit / state.write, records.record), the peak RSS, the sizes written. Printed per
 repository, and per 10k evidence edges (a linear stage has a flat per-edge cost across the three
 repositories). Also the per-edge cost of a plain scan of the same edges (one pass reading each
 edge's ends and kind, median of 5): a larger bundle costs more per edge even in a plain loop
@@ -14,7 +14,7 @@ edge's ends and kind, median of 5): a larger bundle costs more per edge even in 
 the scan's, and as a ratio to it (about 1 or below: the stage is as linear as a loop).
 
 Ratios:
-  state writes   = state.prepare + state.write / the floor of writing the same plan with its
+  state writes   = state.fit + state.write / the floor of writing the same plan with its
                    evidence once (one JSON dump of the evidence, one of the plan, written);
                    information, no goal: the issue asks that state writes be proportional
                    to the plan, which the two checkpoint rows measure; this one write at
@@ -48,7 +48,7 @@ STAGES = [  # (module, function): whichever exist in this version of plan07
     ("plan07.decompose.call", "decompose"),
     ("plan07.order.derive", "derive_order"),
     ("plan07.evidence", "neighbourhood"),
-    ("plan07.store.state", "prepare"),
+    ("plan07.store.state", "fit"),
     ("plan07.store.state", "write"),
     ("plan07.store.checkpoint", "record"),  # before the records module
     ("plan07.store.records", "record"),
@@ -138,7 +138,7 @@ def one(name: str, repo: Path, cache: Path, work: Path) -> dict[str, Any]:
             "obligations": len(art.nodes), "total_s": total, "stages": stages, "rss_mib": rss,
             "plan_bytes": plan_bytes, "evidence_bytes": ev_file.stat().st_size
             if ev_file.exists() else 0, "cp0_bytes": cp0_bytes,
-            "state_write_s": times.get("prepare", 0) + times.get("write", 0),
+            "state_write_s": times.get("fit", 0) + times.get("write", 0),
             "state_floor_s": floor, "record_first_s": rec[0], "record_ninth_s": rec[-1]}
 
 
@@ -174,7 +174,7 @@ def main(argv: list[str]) -> int:
                  "rss_mib": round(r["rss_mib"]),
                  "stages_s": {k: round(v, 3) for k, v in st.items()}}
         common.result(f"plan with evidence ({r['name']})",
-                      "state.prepare + write / one dump of the plan and its evidence",
+                      "state.fit + write / one dump of the plan and its evidence",
                       r["state_write_s"] / max(r["state_floor_s"], 1e-6), None, **extra)
         common.result(f"checkpoint records ({r['name']})", "CP0 record bytes / plan.json bytes",
                       r["cp0_bytes"] / r["plan_bytes"], 1.5, cp0_bytes=r["cp0_bytes"],

@@ -1,6 +1,6 @@
 """A new plan committed to its state dir, write-ahead (docs/safety.md "Crash order"). I/O.
 
-Everything that can refuse ran before (`state.prepare`): here, under the plan's lock, an older
+Everything that can refuse ran before (`state.fit`): here, under the plan's lock, an older
 plan's half-done steps are recovered, the new plan's sidecars are written, then its CP0 record
 and snapshot, then plan.json (the commit point); only after that goes what the replaced plan
 kept. A kill anywhere leaves the older plan whole, or the new one, never a mix: a half-written

@@ -172,7 +172,7 @@ def _compact(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Prepared:
-    """An artifact made ready to write (`prepare`): the capped logs split off, the evidence moved
+    """An artifact made ready to write (`fit`): the capped logs split off, the evidence moved
     to its sidecar when needed, the text sized. Writing it (`write`) does no more checking."""
 
     out: PlanArtifact  # what plan.json will hold
@@ -192,7 +192,7 @@ class Prepared:
 _INLINE_ROWS = ((caps.MAX_AUDIT_ROWS, caps.MAX_REVISIONS), (16, 8), (4, 2))
 
 
-def prepare(artifact: PlanArtifact) -> Prepared:
+def fit(artifact: PlanArtifact) -> Prepared:
     """Spill capped logs, fit 32 KB, validate — in memory only; raises InputError (the cap
     named) when the plan cannot fit, before anything is written anywhere. Pure."""
     # the evidence is shared, not copied (nothing here changes it; a deep copy of a large
@@ -241,7 +241,7 @@ def prepare(artifact: PlanArtifact) -> Prepared:
 
 
 def write(d: Path, artifact: PlanArtifact, prepared: Prepared) -> int:
-    """Write what `prepare(artifact)` made ready, atomically; the caller's object then matches
+    """Write what `fit(artifact)` made ready, atomically; the caller's object then matches
     the disk. Returns the bytes written. Call under `lock(d)`."""
     out, text = prepared.out, prepared.text
     d.mkdir(parents=True, exist_ok=True)
@@ -279,9 +279,9 @@ def drop_evidence_except(d: Path, used: set[str | None]) -> None:
 
 
 def save(d: Path, artifact: PlanArtifact) -> int:
-    """Spill capped logs, fit 32 KB, write atomically (`prepare` then `write`). Returns the bytes
+    """Spill capped logs, fit 32 KB, write atomically (`fit` then `write`). Returns the bytes
     written. Call under `lock(d)`; nothing is written when the plan is refused."""
-    return write(d, artifact, prepare(artifact))
+    return write(d, artifact, fit(artifact))
 
 
 def _count(prev: LogOverflow | None, file: str, n: int) -> LogOverflow | None:
