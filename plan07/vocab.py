@@ -192,3 +192,16 @@ def mentioned(text: str) -> list[str]:
              if (n := _CODE_NAME.match(m.group(1)))]
     found += [m.group(0) for m in _DOTTED.finditer(text)]
     return list(dict.fromkeys(found))
+
+
+_WHOLE_NAME = re.compile(r"\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*(?:\(\s*\))?\s*")
+
+
+def written_names(text: str) -> list[str]:
+    """The code names a text writes as names of their own, in order: a backticked span that is
+    one dotted name (a call's empty `()` allowed: `refine()`), and each bare dotted name. Not a
+    command line (`pytest --fixtures`) nor a sentence in backticks."""
+    found = [n.group(1) for m in _BACKTICKED.finditer(text)
+             if (n := _WHOLE_NAME.fullmatch(m.group(1)))]
+    found += [m.group(0) for m in _DOTTED.finditer(text)]
+    return list(dict.fromkeys(found))

@@ -10,7 +10,7 @@ import pytest
 
 from plan07.evidence import build_evidence
 from plan07.evidence.layout import read_layout
-from plan07.evidence.testmap import TestMap, named_after
+from plan07.evidence.testmap import TestMap, named_after, subject
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -147,3 +147,17 @@ def test_a_new_test_is_filed_with_its_modules_tests_before_a_heavier_user(tmp_pa
     test module that happens to call the class most (`test_shape.py`, two tests of Point)."""
     tm = TestMap(build_evidence(write(tmp_path, STARRED)))
     assert tm.home("pkg.geo.point.Point.scale") == "tests/test_point.py"
+
+
+@pytest.mark.parametrize(("criterion", "about"), [
+    ("`SI._collect_factor_and_dimension()` detects a dimensionless exponent",
+     "SI._collect_factor_and_dimension"),
+    ("The template variable `members` should not contain imported members when "
+     "`autosummary_imported_members` is False", "autosummary_imported_members"),
+    ("`refine()` does understand how to simplify complex arguments", "refine"),
+    ("fixture scope is displayed with `pytest --fixtures`", None),  # a command line
+    ("No entries should be shown because `__all__` is empty", None),  # too short to name tests
+    ("simpify does not give `Imaginary coordinates are not permitted.`", None),  # a sentence
+])
+def test_a_criterions_subject_is_a_code_name_it_writes(criterion: str, about: str | None) -> None:
+    assert subject(criterion) == about

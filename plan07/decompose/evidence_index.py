@@ -164,7 +164,7 @@ class EvidenceIndex:
         file beside where its package's tests are, named the repository's way."""
         homes = [h for e in order if (h := self.lines[e].home if e in self.lines
                                       else self.tm.home(e))]
-        name = subject(mentioned(text))
+        name = subject(text)
         named = [] if name is None else (
             self.tm.named_for(name) if self.named is None else self.named.get(name, []))
         if named:  # ties: the earlier home, then by path

@@ -33,7 +33,6 @@ from plan07.model import (
     ReconEdge,
     ReconNode,
 )
-from plan07.vocab import mentioned
 
 SYSTEM = f"""\
 You are the semantic-decomposition step of a coding agent's planner. From the requirement and the
@@ -273,7 +272,7 @@ def tests_lines(evidence: Evidence, ranked: Sequence[Localization]) -> list[Test
 def named_lines(evidence: Evidence, criteria: Sequence[str]) -> list[NamedTests]:
     """For each criterion's subject (its first code name that can name tests), the test files
     holding the most tests named after it, when there are any (at most 3 files)."""
-    names = list(dict.fromkeys(s for c in criteria if (s := subject(mentioned(c)))))
+    names = list(dict.fromkeys(s for c in criteria if (s := subject(c))))
     if not names:
         return []
     tm = TestMap(evidence)

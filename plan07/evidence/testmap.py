@@ -27,7 +27,7 @@ from bisect import bisect_left
 from collections import defaultdict
 
 from plan07.model import Evidence
-from plan07.vocab import pytest_id
+from plan07.vocab import pytest_id, written_names
 
 TARGET_TEST_FILES = 3  # importing modules a node's check runs, at most
 LINK_KINDS = ("tests", "calls")
@@ -67,11 +67,13 @@ def named_after(test_file: str, module_file: str) -> bool:
 NAME_WORD_MIN = 6  # a one-word code name shorter than this (`all`, `xfail`) names no tests
 
 
-def subject(names: list[str]) -> str | None:
-    """The first of a text's code names that can name tests (`TestMap.named_for`): the subject
-    of a criterion, for where its test goes. A one-word name counts from NAME_WORD_MIN
-    characters (`concat`, not `all`)."""
-    return next((n for n in names if _name_words(n)), None)
+def subject(text: str) -> str | None:
+    """What a criterion is about, for where its test goes (`TestMap.named_for`): the first code
+    name it writes whose last part has words joined by `_` (`autosummary_imported_members`
+    before `members`), else the first one-word name of NAME_WORD_MIN characters or more
+    (`concat`, not `all`). Names written as names only (`vocab.written_names`)."""
+    words = {n: w for n in written_names(text) if (w := _name_words(n))}
+    return next((n for n, w in words.items() if len(w) > 1), None) or next(iter(words), None)
 
 
 def _name_words(name: str) -> list[str] | None:

@@ -27,7 +27,6 @@ from plan07.vocab import (
     FINDING_KINDS,
     NODE_ID_IN_TEXT,
     REGRESSION_CRITERION,
-    mentioned,
     normalize_test,
     runs,
 )
@@ -63,7 +62,7 @@ def homes(obligations: Sequence[Obligation], tm: TestMap,
     out = [h for e in mods if (h := tm.home(e))]
     if not out and mods:
         out = [tm.new_home(mods[0])]
-    out += [f for c in criteria if (s := subject(mentioned(c))) for f in tm.named_for(s)]
+    out += [f for c in criteria if (s := subject(c)) for f in tm.named_for(s)]
     return list(dict.fromkeys(out))
 
 
