@@ -161,3 +161,20 @@ def test_a_new_test_is_filed_with_its_modules_tests_before_a_heavier_user(tmp_pa
 ])
 def test_a_criterions_subject_is_a_code_name_it_writes(criterion: str, about: str | None) -> None:
     assert subject(criterion) == about
+
+
+def test_tests_named_after_the_whole_name_come_before_more_of_a_part() -> None:
+    """`autosummary_imported_members`: one test named after all of it outweighs two named after
+    a part of it (sphinx 7686: test_ext_autosummary.py, not test_ext_autodoc.py)."""
+    from plan07.model import Evidence
+
+    ids = [("tests/test_autosummary.py", "test_autosummary_imported_members"),
+           ("tests/test_autodoc.py", "test_autodoc_imported_members"),
+           ("tests/test_autodoc.py", "test_imported_members_are_skipped")]
+    ev = Evidence.model_validate({"recon": {"nodes": [
+        {"id": f"tests.{f[6:-3]}.{name}", "kind": "test", "file": f} for f, name in ids]}})
+    tm = TestMap(ev)
+    assert tm.named_for("autosummary_imported_members") == ["tests/test_autosummary.py"]
+    assert tm.named_for("imported_members") == ["tests/test_autodoc.py"]
+    assert tm.named_for("members") == ["tests/test_autodoc.py"]  # all three: the most
+    assert tm.named_for("all") == []  # one word under 6 characters names no test

@@ -83,9 +83,8 @@ def _name_words(name: str) -> list[str] | None:
     return words if len(words) > 1 or words and len(words[0]) >= NAME_WORD_MIN else None
 
 
-def _has_run(said: list[str], words: list[str]) -> bool:
-    """`said` holds a run of `words` in order: all of them, or all but one of three or more."""
-    k = len(words) if len(words) <= 2 else len(words) - 1
+def _has_run(said: list[str], words: list[str], k: int) -> bool:
+    """`said` holds `k` consecutive words of `words`, in order."""
     return any(said[j:j + k] == words[i:i + k]
                for i in range(len(words) - k + 1) for j in range(len(said) - k + 1))
 
@@ -300,19 +299,23 @@ class TestMap:
 
     def named_for(self, name: str) -> list[str]:
         """The test files holding the most tests named after code name `name`: its last dotted
-        part, in words, all of them, or all but one of three or more
-        (`_collect_factor_and_dimension` -> sympy's `test_factor_and_dimension`). Sorted; []
-        when it names no test (`subject`: a name that can)."""
+        part, in words, all of them, else all but one of three or more
+        (`_collect_factor_and_dimension` -> sympy's `test_factor_and_dimension`): the file with
+        the most whole-name tests first (`test_autosummary_imported_members` before
+        `test_autodoc_imported_members`), then the most of either. Sorted; [] when it names no
+        test (`subject`: a name that can)."""
         words = _name_words(name)
         if words is None:
             return []
-        count: dict[str, int] = defaultdict(int)
+        part = len(words) if len(words) <= 2 else len(words) - 1
+        count: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # file -> [whole, either]
         for t in self._test_ids:
             file, _, rest = t.partition("::")
             said = rest.rsplit("::", 1)[-1].lower().removeprefix("test").strip("_").split("_")
-            if _has_run(said, words):
-                count[file] += 1
-        best = max(count.values(), default=0)
+            if _has_run(said, words, part):
+                count[file][1] += 1
+                count[file][0] += _has_run(said, words, len(words))
+        best = max(count.values(), default=None)
         return sorted(f for f, c in count.items() if c == best) if best else []
 
     def linked_ids(self, file: str) -> list[str]:
