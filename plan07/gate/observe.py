@@ -15,15 +15,8 @@ from pathlib import Path
 from plan07 import caps
 from plan07.errors import PlanStateError
 from plan07.gate.callsites import call_sites, overrides, still_binds
-from plan07.gate.entitydiff import (
-    VARARGS,
-    VARKW,
-    Change,
-    Param,
-    diff_module,
-    signature_breaks,
-    unset_fields,
-)
+from plan07.gate.entitydiff import Change, diff_module, unset_fields
+from plan07.gate.params import VARARGS, VARKW, Param, signature_breaks
 from plan07.gate.stringrefs import (
     KeyUse,
     distinctive,
