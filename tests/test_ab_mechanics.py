@@ -286,7 +286,7 @@ def test_the_entities_of_a_node_folded_into_a_step_after_its_pass_are_its_steps(
     (jinja be83e7e06c, packaging 1277904652 crashed the A/B unit with StopIteration)."""
     from types import SimpleNamespace
 
-    from plan07.ab.planned import changed_entities
+    from plan07.ab.feedback import changed_entities
 
     step = SimpleNamespace(id="O2_cycle", members=["O2", "O5"], cycle_collapsed=True,
                            target_entity="a.f + b.g")

@@ -1,6 +1,6 @@
 """What the A/B harness observes after a step: which earlier-passing tests a state breaks
 (plan07.ab.checker.CheckResult.broken), undoing an edit where it was written
-(plan07.ab.edits), the impact edges fed for broken tests (plan07.ab.planned.feedback_edges)
+(plan07.ab.edits), the impact edges fed for broken tests (plan07.ab.feedback.feedback_edges)
 and the 06 impact edges an edit's observed change follows (plan07.ab.observed)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from plan07.ab.checker import CheckResult, Consistency
 from plan07.ab.edits import Edit, apply_edit, revert
+from plan07.ab.feedback import feedback_edges
 from plan07.ab.observed import Change, changed, reaches
-from plan07.ab.planned import feedback_edges
 
 A, B, C = "tests/test_a.py::test_x", "tests/test_a.py::test_y", "tests/sub/test_b.py::test_z"
 

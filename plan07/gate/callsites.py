@@ -11,18 +11,8 @@ import inspect
 from dataclasses import dataclass
 from functools import lru_cache
 
-from plan07.gate.entitydiff import (
-    KWONLY,
-    POS,
-    POSONLY,
-    VARARGS,
-    VARKW,
-    Param,
-    call_params,
-    decorator_names,
-    parsed,
-    unparse,
-)
+from plan07.gate.entitydiff import decorator_names, parsed
+from plan07.gate.params import KWONLY, POS, POSONLY, VARARGS, VARKW, Param, call_params, unparse
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """What a node's edit changed (§3.6 made observable, before the node's check runs): the Python
 files that differ from the last reached checkpoint, each read before and after at the entity level
 (plan07.gate.entitydiff), as `ObservedChange`s the rules load as facts. I/O: git blobs of the
-checkpoint and of the content about to be checked (a tree id: what the check will run on).
+checkpoint and of the content about to be checked (a tree id: what the check will run on), read
+by plan07.gate.blobs.
 
 Outside a git work tree there is no checkpoint to compare with: nothing is observed, and the
 plan orders by what the decomposer said and by definition-before-use alone.
@@ -13,17 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from plan07 import caps
-from plan07.errors import PlanStateError
+from plan07.gate.blobs import MAX_FILES, changed_texts, files_naming, read_blobs
 from plan07.gate.callsites import call_sites, overrides, still_binds
-from plan07.gate.entitydiff import (
-    VARARGS,
-    VARKW,
-    Change,
-    Param,
-    diff_module,
-    signature_breaks,
-    unset_fields,
-)
+from plan07.gate.entitydiff import Change, diff_module, unset_fields
+from plan07.gate.params import VARARGS, VARKW, Param, signature_breaks
 from plan07.gate.stringrefs import (
     KeyUse,
     distinctive,
@@ -35,10 +29,6 @@ from plan07.model import BREAKING_KINDS, Evidence, ObservedChange, ReconNode
 
 # recon edge kinds by which code calls (or passes, inherits, uses) a definition
 CALL_KINDS = ("calls", "by_name", "references", "inherits", "uses_type")
-# A node's edit is small (§3.4: at most 5 files); an observation reads at most this many files
-# and bytes, so a tree rewritten wholesale (a formatter run) costs a bounded read, not the repo.
-MAX_FILES = 64
-MAX_BYTES = 4 * 1024 * 1024
 
 
 def _module_of(path: str, modules: dict[str, str]) -> str:
@@ -49,64 +39,6 @@ def _module_of(path: str, modules: dict[str, str]) -> str:
     from plan07.evidence.parse import module_name
 
     return module_name(path)[0]
-
-
-def read_blobs(repo: Path, treeish: str, paths: list[str]) -> dict[str, str | None]:
-    """Each path's text in `treeish` (None: absent there, or not UTF-8), one `git cat-file
-    --batch` for all of them, at most MAX_BYTES in all."""
-    return dict(zip(paths, _texts(repo, [f"{treeish}:{p}" for p in paths]), strict=True))
-
-
-def _texts(repo: Path, specs: list[str]) -> list[str | None]:
-    """The text of each object `specs` names (None: missing, not UTF-8, or past MAX_BYTES in
-    all), one `git cat-file --batch`."""
-    from plan07.store.git import cat_batch
-
-    if not specs:
-        return []
-    out: list[str | None] = []
-    data, pos, budget = cat_batch(repo, specs), 0, MAX_BYTES
-    for _ in specs:
-        end = data.find(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) < 3 or header[-1] == b"missing":
-            out.append(None)
-            continue
-        size = int(header[2])
-        blob, pos = data[pos:pos + size], pos + size + 1
-        budget -= size
-        try:
-            out.append(blob.decode("utf-8") if budget >= 0 else None)
-        except UnicodeDecodeError:
-            out.append(None)
-    return out
-
-
-def _file_blob(mode: str, sha: str) -> str | None:
-    """`sha` when the raw diff entry names a file's blob (not a link, a submodule, absence)."""
-    return sha if mode in ("100644", "100755") and sha.strip("0") else None
-
-
-def changed_texts(repo: Path, base: str, tree: str) -> dict[str, tuple[str | None, str | None]]:
-    """Each .py path that differs between tree-ishes `base` and `tree` (added, changed, deleted;
-    no renames), sorted, at most MAX_FILES, with its text before and after (None: absent, or
-    not a readable blob): one `git diff-tree --raw` and one `git cat-file --batch` for both
-    sides."""
-    from plan07.store.git import git
-
-    out = git(repo, "diff-tree", "-r", "--no-commit-id", "--raw", "-z", "--no-renames",
-              "--relative", base, tree).split("\0")
-    entries: list[tuple[str, str | None, str | None]] = []
-    for meta, path in zip(out[::2], out[1::2], strict=False):
-        parts = meta.lstrip(":").split()
-        if len(parts) >= 4 and path.endswith(".py"):
-            entries.append((path, _file_blob(parts[0], parts[2]), _file_blob(parts[1], parts[3])))
-    entries = sorted(entries)[:MAX_FILES]
-    shas = [x for _, a, b in entries for x in (a, b) if x]
-    texts = dict(zip(shas, _texts(repo, shas), strict=True))
-    return {p: (texts.get(a) if a else None, texts.get(b) if b else None)
-            for p, a, b in entries}
 
 
 def observe(repo: Path, base: str | None, tree: str | None,
@@ -183,21 +115,6 @@ def _change(entity: str, kind: str, what: str, file: str, consumers: list[str],
                           keys=[k[: caps.ENTITY_MAX_CHARS] for k in keys])
 
 
-def _files_naming(repo: Path, tree: str, needles: list[str], *, word: bool = False) -> list[str]:
-    """The .py files of `tree` holding any of `needles` (fixed strings; `word`: as whole
-    words), one `git grep`, sorted."""
-    from plan07.store.git import git
-
-    if not needles:
-        return []
-    try:
-        listed = git(repo, "grep", "-l", *(["-w"] if word else []), "-F",
-                     *(a for n in needles for a in ("-e", n)), tree, "--", "*.py")
-    except PlanStateError:  # exit 1: no file holds them
-        return []
-    return sorted({line.partition(":")[2] for line in listed.splitlines() if ":" in line})
-
-
 def _holder(mod: str, path: str, nodes: dict[str, ReconNode]) -> str:
     """The closest recon node holding definition `path` of module `mod` ("" : its top level)."""
     where = f"{mod}.{path}" if path else mod
@@ -209,7 +126,7 @@ def _keywords_written(repo: Path, tree: str, names: set[str], edited: set[str],
     """For each of `names` (parameters a breaking change took away), the recon nodes outside the
     `edited` files that write it as a keyword inside a string (stringrefs.keywords_in_strings),
     read from `tree`: one `git grep -w`, each file parsed once."""
-    files = [f for f in _files_naming(repo, tree, sorted(names), word=True) if f not in edited]
+    files = [f for f in files_naming(repo, tree, sorted(names), word=True) if f not in edited]
     out: dict[str, list[str]] = {}
     for f, text in read_blobs(repo, tree, files[:MAX_FILES]).items():
         for owner, name in keywords_in_strings(text or "", names):
@@ -249,7 +166,7 @@ def _key_changes(repo: Path, tree: str, texts: dict[str, tuple[str | None, str |
     keys = sorted({k for _, _, gone, came in edits.values() for k in gone | came})
     if not keys:
         return []
-    files = [f for f in _files_naming(repo, tree, [f"{q}{k}{q}" for k in keys for q in "\"'"])
+    files = [f for f in files_naming(repo, tree, [f"{q}{k}{q}" for k in keys for q in "\"'"])
              if f not in texts]
     held = {f: t for f, t in read_blobs(repo, tree, files[:MAX_FILES]).items() if t is not None}
     uses = {f: key_uses(t) or [] for f, t in held.items()}
@@ -345,7 +262,7 @@ def _broken_overrides(repo: Path, tree: str, queries: dict[str, tuple[Param, ...
     the class, else its module). A constructor is no such case: a subclass's `__init__` is its
     own interface. `nodes`: recon's by id; `modules`: its module ids by file."""
     methods = sorted({e.rpartition(".")[2] for e in queries})
-    files = _files_naming(repo, tree, methods, word=True)
+    files = files_naming(repo, tree, methods, word=True)
     out: dict[str, list[str]] = {}
     for f, text in read_blobs(repo, tree, files[:MAX_FILES]).items():
         if text is None:
