@@ -158,8 +158,8 @@ class EvidenceIndex:
 
     def test_file(self, order: list[str], text: str) -> str:
         """Where a derived test goes (README "Tests where the repository keeps them"): the test
-        module whose tests are named after a code name the criterion writes (`autodoc_typehints`:
-        the `test_autodoc_typehints_*` of sphinx's test_ext_autodoc_configs.py), else the
+        module whose tests are named after the criterion's subject (`autodoc_typehints`: the
+        `test_autodoc_typehints_*` of sphinx's test_ext_autodoc_configs.py), else the
         existing test module that already tests the first changed entity's module, else a new
         file beside where its package's tests are, named the repository's way."""
         homes = [h for e in order if (h := self.lines[e].home if e in self.lines
@@ -172,6 +172,7 @@ class EvidenceIndex:
         if homes:
             return homes[0]
         return self.tm.new_home(order[0]) if order else "tests/test_module.py"
+
 
 def names(entity: str) -> set[str]:
     """The names by which a text can name an entity: each dotted suffix (`SessionManager.load`,

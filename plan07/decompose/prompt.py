@@ -212,8 +212,11 @@ def evidence_lines(evidence: Evidence,
     ranked = sorted(evidence.localization, key=lambda x: (-x.score, x.entity))
     for loc in ranked:
         out.append(("localization", loc.model_dump()))
-    out.extend(("tests", t.model_dump()) for t in tests_lines(evidence, ranked))
-    out.extend(("tests.named", t.model_dump()) for t in named_lines(evidence, criteria))
+    subjects = list(dict.fromkeys(s for c in criteria if (s := subject(c))))
+    if ranked or subjects:  # one test map for both kinds of lines
+        tm = TestMap(evidence)
+        out.extend(("tests", t.model_dump()) for t in tests_lines(tm, ranked))
+        out.extend(("tests.named", t.model_dump()) for t in named_lines(tm, subjects))
     for c in evidence.context:
         out.append(("context", {"entity": c.entity, "summary": one_line(c.summary)}))
     # 03 recon, most telling first: the localized entities and what encloses them (module,
@@ -255,11 +258,8 @@ def evidence_lines(evidence: Evidence,
     return out
 
 
-def tests_lines(evidence: Evidence, ranked: Sequence[Localization]) -> list[TestsLine]:
+def tests_lines(tm: TestMap, ranked: Sequence[Localization]) -> list[TestsLine]:
     """A `tests` line for each of the top-ranked localized entities (PROMPT_MAX_TESTS_LINES)."""
-    if not ranked:
-        return []
-    tm = TestMap(evidence)
     out = []
     for loc in ranked[: caps.PROMPT_MAX_TESTS_LINES]:
         if tm.module(loc.entity) is None or tm.is_test_module(loc.entity):
@@ -269,14 +269,10 @@ def tests_lines(evidence: Evidence, ranked: Sequence[Localization]) -> list[Test
     return out
 
 
-def named_lines(evidence: Evidence, criteria: Sequence[str]) -> list[NamedTests]:
-    """For each criterion's subject (its first code name that can name tests), the test files
-    holding the most tests named after it, when there are any (at most 3 files)."""
-    names = list(dict.fromkeys(s for c in criteria if (s := subject(c))))
-    if not names:
-        return []
-    tm = TestMap(evidence)
-    return [NamedTests(name=n, files=files[:3]) for n in names if (files := tm.named_for(n))]
+def named_lines(tm: TestMap, subjects: Sequence[str]) -> list[NamedTests]:
+    """For each criterion's subject (plan07.evidence.testmap `subject`), the test files holding
+    the most tests named after it, when there are any (at most 3 files)."""
+    return [NamedTests(name=n, files=files[:3]) for n in subjects if (files := tm.named_for(n))]
 
 
 _PER_KIND = {"impact": caps.PROMPT_MAX_IMPACT_LINES,
