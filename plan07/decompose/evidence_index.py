@@ -162,15 +162,17 @@ class EvidenceIndex:
         `test_autodoc_typehints_*` of sphinx's test_ext_autodoc_configs.py), else the
         existing test module that already tests the first changed entity's module, else a new
         file beside where its package's tests are, named the repository's way."""
-        homes = [h for e in order if (h := self.lines[e].home if e in self.lines
-                                      else self.tm.home(e))]
+        homes = (h for e in order if (h := self.lines[e].home if e in self.lines
+                                      else self.tm.home(e)))  # asked only as far as needed
         name = subject(text)
         named = [] if name is None else (
             self.tm.named_for(name) if self.named is None else self.named.get(name, []))
         if named:  # ties: the earlier home, then by path
-            return min(named, key=lambda f: (homes.index(f) if f in homes else len(homes), f))
-        if homes:
-            return homes[0]
+            listed = list(homes)
+            return min(named, key=lambda f: (listed.index(f) if f in listed else len(listed), f))
+        home = next(homes, None)
+        if home:
+            return home
         return self.tm.new_home(order[0]) if order else "tests/test_module.py"
 
 
