@@ -15,6 +15,7 @@ from plan07.api import Planner
 from plan07.cli import main
 from plan07.decompose.builtin import derive, interface_change
 from plan07.evidence import build_evidence
+from plan07.evidence.filerank import file_scores
 from plan07.evidence.localize import issue_prose, localize, names_in
 from plan07.evidence.recon import recon
 from plan07.model import Evidence, ImpactEdge, Localization, Recon, ReconEdge, ReconNode
@@ -109,6 +110,80 @@ def test_lexical_overlap_ranks_below_a_named_entity() -> None:
     score = localize("the config loader is slow in `load_config`", nodes)
     assert score["m.load_config"] == 1.0
     assert 0 < score["m.config_loader_for_config"] <= 0.6
+
+
+def test_a_frame_of_the_installed_package_finds_its_file_below_src(tmp_path: Path) -> None:
+    nodes = [ReconNode(id="pkg.io.saferepr", kind="module", file="src/pkg/io/saferepr.py"),
+             ReconNode(id="pkg.io.saferepr.saferepr", kind="function",
+                       file="src/pkg/io/saferepr.py", line=3),
+             ReconNode(id="pkg.hooks", kind="module", file="src/pkg/hooks.py")]
+    tb = ("crash in repr\n\n```\n"
+          '  File "/usr/lib/python3.8/site-packages/pkg/io/saferepr.py", line 4, in saferepr\n'
+          '  File "/usr/lib/python3.8/site-packages/pluggy/hooks.py", line 9, in __call__\n'
+          "```\n")
+    score = localize(tb, nodes)
+    assert score["pkg.io.saferepr.saferepr"] == 1.0  # the innermost of the project's frames
+    assert "pkg.hooks" not in score  # pluggy's hooks.py is not the project's src/pkg/hooks.py
+
+
+def test_the_innermost_own_frame_ranks_first(tmp_path: Path) -> None:
+    repo = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/run.py": "from pkg.conf import load\n\n\ndef main(argv):\n    return load(argv)\n",
+        "pkg/conf.py": "def load(argv):\n    raise ValueError(argv)\n",
+        "pkg/main_runner_options.py": ("def main_runner_options():\n"
+                                       "    return 'main runner options printed'\n"),
+    })
+    tb = ("main runner options printed with a traceback\n\nThe main runner prints its "
+          "options, every runner option, as main runner options do.\n\n```\nTraceback:\n"
+          '  File "/home/u/pkg/pkg/run.py", line 5, in main\n'
+          '  File "/home/u/pkg/pkg/conf.py", line 2, in load\n'
+          "ValueError: -Q\n```\n")
+    ev = build_evidence(repo, request=tb)
+    # where the error surfaced, above the file the issue's words fit best and the outer frame
+    assert ev.localization[0].entity == "pkg.conf.load"
+
+
+def test_a_bare_name_many_methods_share_names_the_one_function() -> None:
+    nodes = [ReconNode(id="sym.refine", kind="module", file="sym/refine.py"),
+             ReconNode(id="sym.refine.refine", kind="function", file="sym/refine.py", line=1),
+             *[ReconNode(id=f"sym.m{i}.C{i}.refine", kind="method", file=f"sym/m{i}.py", line=2)
+               for i in range(5)]]
+    score = localize("`refine()` does not simplify complex arguments", nodes)
+    assert max(score, key=lambda e: score[e]) == "sym.refine.refine"
+    assert not any(e.endswith(".C0.refine") and s >= 0.75 for e, s in score.items())
+
+
+def test_plain_words_of_quoted_output_name_nothing() -> None:
+    nodes = [ReconNode(id="fmt.TokenWrapper.line", kind="method", file="fmt.py", line=3),
+             ReconNode(id="conf.PylintRun", kind="class", file="conf.py", line=1)]
+    score = localize("traceback printed\n\nThe top part is handy:\n"
+                     "`Command line:1:0: E0015: Unrecognized option found: Q`, as is `PylintRun`",
+                     nodes)
+    assert score.get("fmt.TokenWrapper.line", 0.0) < 0.75  # `line` is a word of the output
+    assert score["conf.PylintRun"] == 1.0  # a name written as code in a span still counts
+
+
+def test_two_words_the_code_writes_as_one_find_the_file() -> None:
+    sources = {"sphinx/builders/manpage.py": "class ManualPageBuilder:\n    name = 'man'\n",
+               "sphinx/application.py": ("class Sphinx:\n    def build(self, directories):\n"
+                                         "        'build the section directories'\n")}
+    scores = file_scores("Generate man page section directories", sources)
+    assert max(scores, key=lambda f: scores[f]) == "sphinx/builders/manpage.py"
+
+
+def test_of_two_written_names_the_one_where_the_issue_words_are_goes_first(
+        tmp_path: Path) -> None:
+    repo = _tree(tmp_path, {
+        "sym/__init__.py": "",
+        "sym/functions.py": "class Max:\n    def eval(self):\n        return 1\n",
+        "sym/mathematica.py": ("def mathematica_code(expr):\n"
+                               "    'mathematica code printer output'\n    return str(expr)\n"),
+    })
+    ev = build_evidence(repo, request="mathematica_code gives wrong output with `Max`\n\n"
+                                      "The mathematica printer output is wrong.")
+    assert ev.localization[0].entity == "sym.mathematica.mathematica_code"
+    assert {x.entity for x in ev.localization} >= {"sym.functions.Max"}
 
 
 # --- recon: tests and unique ids --------------------------------------------------------------

@@ -16,16 +16,18 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 from plan07.evidence.softrank import tokens
 from plan07.model import ReconNode
 
-K1, B = 1.2, 0.75  # BM25's usual constants
+K1, B = 1.2, 0.9  # BM25: the usual k1; b a little above the usual 0.75, hub files are long
 PATH_WEIGHT = 3  # a word of the file's path counts as this many occurrences
 NAMED_WEIGHT = 0.75  # a file's best names-first score, added to its normalized BM25 score
 FILES_RANKED = 5  # files whose definitions are ranked by their bodies
 NAMED = 1.0  # a names-first score this high: the issue writes the entity's name out
 WRITTEN = 0.75  # at least this: the issue names it (a lexical overlap scores less)
+FILE_CEILING = 0.99  # the best file's pick: below an entity the issue writes out (NAMED)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -75,9 +77,19 @@ def file_scores(request: str, sources: Mapping[str, str]) -> dict[str, float]:
         for w in tokens(f.removesuffix(".py").replace("/", " ")):
             c[w] += PATH_WEIGHT
         docs[f] = c
-    raw = Index(docs).scores(Counter(words(request)))
+    query = Counter(words(request))
+    query.update(set(compounds(request)) - set(query))
+    raw = Index(docs).scores(query)
     top = max(raw.values(), default=0.0)
     return {f: s / top for f, s in raw.items()} if top > 0 else {}
+
+
+def compounds(text: str) -> list[str]:
+    """Two words the prose writes apart that code writes as one: "man page" -> `manpage`,
+    "type hints" -> `typehints` (a file or name the issue's words spell out)."""
+    ws = re.findall(r"[A-Za-z]{2,}|\S", text)
+    return [tokens(a + b)[0] for a, b in pairwise(ws)
+            if a.isalpha() and b.isalpha() and a.islower() and b.islower() and tokens(a + b)]
 
 
 def definitions(source: str) -> list[tuple[str, int, int]]:
@@ -123,8 +135,10 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
     """The localization: each file scored by its normalized BM25 plus NAMED_WEIGHT times its
     best names-first score (`named`), normalized; in each of the FILES_RANKED best files, its
     entities the issue names (WRITTEN), else the definition its body ranks first, at the
-    file's score (a second named one a little lower); every other names-first entity at half
-    its score, except that an entity whose name the issue writes out (NAMED) keeps its score."""
+    file's score (a second named one a little lower), the best file's at FILE_CEILING; every
+    other names-first entity at half its score, except that an entity whose name the issue
+    writes out (NAMED) keeps its score, less a hair by how far its file ranks below the best
+    (of two written names, the one where the issue's words are goes first)."""
     by_file: dict[str, list[ReconNode]] = {}
     module_of: dict[str, str] = {}
     for n in nodes:
@@ -144,7 +158,7 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
     if top <= 0:
         return out
     for f in sorted(comb, key=lambda f: (-comb[f], f))[:FILES_RANKED]:
-        score = comb[f] / top
+        score = FILE_CEILING * comb[f] / top
         here = sorted((n.id for n in by_file.get(f, []) if named.get(n.id, 0.0) >= WRITTEN),
                       key=lambda e: (-named[e], e))
         if not here and f in module_of:
@@ -153,7 +167,9 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
             here = sorted(body, key=lambda e: (-body[e], e))[:1]
         for k, e in enumerate(here[:3]):
             out[e] = max(out.get(e, 0.0), round(score * (1.0 - 0.05 * k), 4))
-    for e, s in named.items():  # what the issue writes out by name stays where it ranked
-        if s >= NAMED:
-            out[e] = max(out.get(e, 0.0), s)
+    file_of = {n.id: n.file for n in nodes}
+    for e, s in named.items():  # what the issue writes out by name stays where it ranked,
+        if s >= NAMED:  # the one in the file the issue's words fit best first
+            fit = comb.get(file_of.get(e) or "", 0.0) / top
+            out[e] = max(out.get(e, 0.0), round(s - (1.0 - fit) * (1.0 - FILE_CEILING) / 2, 4))
     return out

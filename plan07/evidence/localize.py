@@ -15,8 +15,9 @@ the request text, the recon nodes and (optionally) the source lines in; ranked e
 Scores (in [0,1]): a name the issue writes, resolved exactly or as a unique dotted suffix,
 NAMED; through its last part only (`Session.resolve_redirects` found as
 `SessionRedirectMixin.resolve_redirects`), or as one of a few same-named entities, lower; a
-traceback frame or a quoted source line, FRAME (the innermost frame highest); lexical
-overlap, scaled into [0, LEX_CEILING].
+traceback frame or a quoted source line, FRAME (the innermost frame highest; the innermost
+one in the project's own code, not a test, NAMED: where the error surfaced); lexical overlap,
+scaled into [0, LEX_CEILING].
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from plan07.model import ReconNode
 NAMED, SUFFIX_ONLY, AMBIGUOUS, FRAME, QUOTED = 1.0, 0.9, 0.8, 0.85, 0.85
 CALLED = 0.75  # a name the issue's code calls, times how well it resolves
 LEX_CEILING = 0.6
-MAX_SAME_NAME = 3  # a bare name shared by more entities than this names none of them
+MAX_SAME_NAME = 3  # a bare name shared by more entities than this names none of them,
+# unless one alone is a module-level function or class (`refine()` beside a dozen methods)
 CODE_KINDS = {"function", "method", "class", "schema", "config", "route", "test"}
 
 _ENV_HEADING = re.compile(
@@ -101,7 +103,12 @@ def names_in(prose: str) -> list[str]:
         dotted = [m.group(1) for m in _DOTTED.finditer(span)]
         # `Session.resolve_redirects` names the method, not `Session`: the words of a span
         # count alone only when it holds no dotted name
-        out += dotted or [w for w in re.findall(r"[A-Za-z_]\w*", span) if len(w) >= 3]
+        # words of a span of several (`Command line:1:0: Unrecognized option`, output quoted)
+        # count only when written as code (`hue_order`, `PylintRun`), not as plain words
+        words = [w for w in re.findall(r"[A-Za-z_]\w*", span) if len(w) >= 3]
+        if len(span.split()) > 1:
+            words = [w for w in words if "_" in w or any(c.isupper() for c in w[1:])]
+        out += dotted or words
     bare = _BACKTICK.sub(" ", prose)
     out += [m.group(1) for m in _PATH.finditer(bare)]
     out += [m.group(1) for m in _DOTTED.finditer(bare) if not m.group(1).endswith(".py")]
@@ -122,6 +129,11 @@ class _Names:
                 self.by_file[n.file].append(n)
         for v in self.by_file.values():
             v.sort(key=lambda n: n.line or 0)
+        self.by_tail: dict[str, list[str]] = defaultdict(list)  # "a/b.py" -> "src/a/b.py"
+        for f in self.by_file:
+            parts = f.split("/")
+            for k in range(2, len(parts) + 1):
+                self.by_tail["/".join(parts[-k:])].append(f)
 
     def resolve(self, name: str) -> list[tuple[str, float]]:
         if name.endswith(".py"):  # a path: its module (the file's shortest id)
@@ -138,7 +150,9 @@ class _Names:
             return [(e, SUFFIX_ONLY) for e in sorted(same)]
         if "." not in name and 0 < len(same) <= MAX_SAME_NAME:
             return [(e, NAMED if len(same) == 1 else AMBIGUOUS) for e in sorted(same)]
-        return []
+        # `refine()`, shared by a module-level function and a dozen methods: the function
+        top = [e for e in same if self.by_id[e].kind in ("function", "class")]
+        return [(top[0], NAMED)] if "." not in name and len(top) == 1 else []
 
     def commands(self, prose: str) -> list[str]:
         """`flask routes`, `pylint --recursive`: a subcommand of the project's own command line
@@ -161,15 +175,20 @@ class _Names:
                                            for ns in self.by_file.values() for n in ns[:1])
 
     def frame(self, path: str, func: str, line: int) -> str | None:
-        """A traceback frame -> the repo entity: the file whose path is the longest suffix of
-        the frame's, the definition named `func` in it."""
+        """A traceback frame -> the repo entity: the file the frame's path ends with, by the
+        longest common tail, the definition named `func` in it. The repo file may sit below a
+        layout folder the installed path lacks (`site-packages/_pytest/_io/saferepr.py` is
+        `src/_pytest/_io/saferepr.py`); a tail of one part matches only a file at the top."""
         parts = path.replace("\\", "/").split("/")
         for k in range(len(parts), 0, -1):
             tail = "/".join(parts[-k:])
-            if tail in self.by_file:
-                hits = [n.id for n in self.by_file[tail] if n.id.rpartition(".")[2] == func]
+            exact = [tail] if tail in self.by_file else []
+            files = exact or (self.by_tail.get(tail, []) if k > 1 else [])
+            if len(files) == 1:
+                hits = [n.id for n in self.by_file[files[0]]  # `saferepr` in saferepr.py:
+                        if n.id.rpartition(".")[2] == func and n.kind != "module"]  # the def
                 # a nested function recon has no node for: what encloses the frame's line
-                return min(hits, key=len) if hits else self.enclosing(tail, line)
+                return min(hits, key=len) if hits else self.enclosing(files[0], line)
         return None
 
     def enclosing(self, file: str, line: int) -> str | None:
@@ -224,10 +243,17 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
         for hit, s in ix.resolve(name):
             put(hit, CALLED * s * (EXCEPTION_FACTOR if _EXCEPTION.search(hit) else 1.0))
     frames = [m for line in [*code, *prose.splitlines()] for m in _FRAME.finditer(line)]
+    innermost = None
     for depth, m in enumerate(frames):  # the innermost frame is the last one
         at = ix.frame(m.group(1), m.group(3), int(m.group(2)))
-        own = at is not None and not _VENDORED.search(ix.by_id[at].file or "")
+        if at is None:
+            continue
+        own = not _VENDORED.search(ix.by_id[at].file or "")
         put(at, (FRAME if own else FRAME * EXCEPTION_FACTOR) + 0.1 * (depth + 1) / len(frames))
+        if own and ix.by_id[at].kind != "test":
+            innermost = at
+    # where the error surfaced in the project's own code: read as if the issue named it
+    put(innermost, NAMED)
     if sources:
         quoted = {ln.strip() for ln in [*code, *prose.splitlines()]
                   if len(ln.strip()) >= 12 and _CODE_LINE.search(ln) and not _FRAME.search(ln)}
