@@ -205,3 +205,22 @@ def written_names(text: str) -> list[str]:
              if (n := _WHOLE_NAME.fullmatch(m.group(1)))]
     found += [m.group(0) for m in _DOTTED.finditer(text)]
     return list(dict.fromkeys(found))
+
+
+NAME_WORD_MIN = 6  # a one-word code name shorter than this (`all`, `xfail`) names no tests
+
+
+def subject(text: str) -> str | None:
+    """What a criterion is about, for where its test goes (`TestMap.named_for`): the first code
+    name it writes whose last part has words joined by `_` (`autosummary_imported_members`
+    before `members`), else the first one-word name of NAME_WORD_MIN characters or more
+    (`concat`, not `all`). Names written as names only (`written_names`)."""
+    words = {n: w for n in written_names(text) if (w := name_words(n))}
+    return next((n for n, w in words.items() if len(w) > 1), None) or next(iter(words), None)
+
+
+def name_words(name: str) -> list[str] | None:
+    """The words of a code name's last dotted part (`SI._collect_factor_and_dimension` ->
+    collect, factor, and, dimension); None for a short one-word name."""
+    words = [w for w in name.rsplit(".", 1)[-1].lower().split("_") if w]
+    return words if len(words) > 1 or words and len(words[0]) >= NAME_WORD_MIN else None

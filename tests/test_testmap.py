@@ -10,7 +10,8 @@ import pytest
 
 from plan07.evidence import build_evidence
 from plan07.evidence.layout import read_layout
-from plan07.evidence.testmap import TestMap, named_after, subject
+from plan07.evidence.testmap import TestMap, named_after
+from plan07.vocab import subject
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -12,9 +12,9 @@ from typing import Any
 
 from plan07 import caps
 from plan07.evidence.impact import RELATIONS
-from plan07.evidence.testmap import TestMap, subject
+from plan07.evidence.testmap import TestMap
 from plan07.model import Evidence, ImpactEdge
-from plan07.vocab import covers, file_module, mentioned, pytest_id
+from plan07.vocab import covers, file_module, mentioned, pytest_id, subject
 
 REBIND_CAUSES = ("sig_change", "schema_change", "consumer_rebind", "migration")
 # the impact relation of a may-call recon guessed from a method's name (docs/evidence.md): a

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from plan07 import caps
 from plan07.decompose.evidence_index import is_test_file
 from plan07.errors import InputError
-from plan07.evidence.testmap import TestMap, subject
+from plan07.evidence.testmap import TestMap
 from plan07.model import (
     ContextItem,
     Evidence,
@@ -33,6 +33,7 @@ from plan07.model import (
     ReconEdge,
     ReconNode,
 )
+from plan07.vocab import subject
 
 SYSTEM = f"""\
 You are the semantic-decomposition step of a coding agent's planner. From the requirement and the

@@ -27,7 +27,7 @@ from bisect import bisect_left
 from collections import defaultdict
 
 from plan07.model import Evidence
-from plan07.vocab import pytest_id, written_names
+from plan07.vocab import name_words, pytest_id
 
 TARGET_TEST_FILES = 3  # importing modules a node's check runs, at most
 LINK_KINDS = ("tests", "calls")
@@ -62,25 +62,6 @@ def named_after(test_file: str, module_file: str) -> bool:
                 "_" if k > 1 else "") + tail[-1]):
             return True
     return False
-
-
-NAME_WORD_MIN = 6  # a one-word code name shorter than this (`all`, `xfail`) names no tests
-
-
-def subject(text: str) -> str | None:
-    """What a criterion is about, for where its test goes (`TestMap.named_for`): the first code
-    name it writes whose last part has words joined by `_` (`autosummary_imported_members`
-    before `members`), else the first one-word name of NAME_WORD_MIN characters or more
-    (`concat`, not `all`). Names written as names only (`vocab.written_names`)."""
-    words = {n: w for n in written_names(text) if (w := _name_words(n))}
-    return next((n for n, w in words.items() if len(w) > 1), None) or next(iter(words), None)
-
-
-def _name_words(name: str) -> list[str] | None:
-    """The words of a code name's last dotted part (`SI._collect_factor_and_dimension` ->
-    collect, factor, and, dimension); None for a short one-word name."""
-    words = [w for w in name.rsplit(".", 1)[-1].lower().split("_") if w]
-    return words if len(words) > 1 or words and len(words[0]) >= NAME_WORD_MIN else None
 
 
 def _has_run(said: list[str], words: list[str], k: int) -> bool:
@@ -304,7 +285,7 @@ class TestMap:
         the most whole-name tests first (`test_autosummary_imported_members` before
         `test_autodoc_imported_members`), then the most of either. Sorted; [] when it names no
         test (`subject`: a name that can)."""
-        words = _name_words(name)
+        words = name_words(name)
         if words is None:
             return []
         part = len(words) if len(words) <= 2 else len(words) - 1

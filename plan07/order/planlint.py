@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plan07.evidence.testmap import TestMap, subject
+from plan07.evidence.testmap import TestMap
 from plan07.model import Evidence, Obligation, Requirement, Violation
 from plan07.model.proof import Proof
 from plan07.order.derive import explain_atom, run_rules
@@ -29,6 +29,7 @@ from plan07.vocab import (
     REGRESSION_CRITERION,
     normalize_test,
     runs,
+    subject,
 )
 
 KINDS = FINDING_KINDS
