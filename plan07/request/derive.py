@@ -246,8 +246,13 @@ _VERSION_HEAD = re.compile(r"^(?:[A-Za-z][\w.-]*\s+)?v?\d+(?:\.[\dx]+)*:\s+")
 _VERSION_TAIL = re.compile(r"\s+\S*\s*versions?:\s.*$", re.I)
 
 
+# what the report says of now, before the symptom: "But right now X does not Y" is "X does not Y"
+_NOW = re.compile(r"^(?:(?:but|and|so|however|yet),?\s+)?(?:right now|currently|at the moment|"
+                  r"at present|presently|for now|as of now|now),?\s+", re.I)
+
+
 def _clean(sentence: str) -> str:
-    s = WISH.sub("", WITHOUT.sub("", TITLE_PREFIX.sub("", sentence)))
+    s = _NOW.sub("", WISH.sub("", WITHOUT.sub("", TITLE_PREFIX.sub("", sentence))))
     s = _VERSION_TAIL.sub("", _VERSION_HEAD.sub("", _ASIDE.sub("", s)))
     return " ".join(s.split()).rstrip(" .!?:,")
 

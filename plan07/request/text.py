@@ -49,6 +49,7 @@ _FILLER = re.compile(
 )
 # A title line glued onto its body (SWE-bench's `title + "\n" + body`, Trac/Jira exports): the
 # first line is a title when the next one opens a new sentence, or is Trac's "Description".
+UNWRAPPED_LINE = 100  # a line this long is not hard-wrapped
 _GLUED_END = re.compile(
     r"[.:;,]$|\b(?:so|the|a|an|to|of|and|or|in|on|for|with|is|are|was|be|that|which|when|if|"
     r"but|as|at|by|from|than|then|not|it|its|this|we|you|i)$",
@@ -66,9 +67,14 @@ def _split_glued_title(text: str) -> str:
     if not nxt.strip() or len(head) > 200 or _MARKUP_START.match(head):
         return text
     trac = nxt.strip().lower() in ("description", "description:")
-    if not trac and (_GLUED_END.search(head.strip()) or not re.match(r"[A-Z`\"'(*_]", nxt)
+    # a short sentence above a line longer than any hard wrap: the author broke the line there
+    unwrapped = head.strip().endswith(".") and len(nxt) > max(UNWRAPPED_LINE, 2 * len(head))
+    if not trac and ((_GLUED_END.search(head.strip()) and not unwrapped)
+                     or not re.match(r"[A-Z`\"'(*_]", nxt)
                      or len(sentences(head.strip())) != 1):
         return text
+    if unwrapped:  # a title's full stop: the title line is read without it
+        lines[first] = head.rstrip().removesuffix(".")
     return "\n".join([*lines[: first + 1], "", *lines[first + 1:]])
 _RULE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,}|={3,})$")
 # A tracker export's section names on a line of their own (Trac, Jira): headings
