@@ -75,6 +75,7 @@ class Row:
     first_source_file: str = ""
     new_tests: list[str] = field(default_factory=list)  # files of the tests the plan writes
     rank: int | None = None  # the best gold entity's rank in the localization
+    file_rank: int | None = None  # the best gold file's rank among the localization's files
     nodes: int = 0
     findings: list[str] = field(default_factory=list)
     repairs: int = 0
@@ -166,6 +167,9 @@ def run_one(row: dict[str, Any], *, quick: bool) -> Row:
         hits = [ranked.index(g) + 1 for g in gold_entities(repo, str(row["patch"]), evidence)
                 if g in ranked]
         r.rank = min(hits) if hits else None
+        file_of = {n.id: n.file for n in evidence.recon.nodes}
+        files = list(dict.fromkeys(f for e in ranked if (f := file_of.get(e))))
+        r.file_rank = min((files.index(g) + 1 for g in r.gold if g in files), default=None)
         with tempfile.TemporaryDirectory() as state:
             try:
                 if quick:
@@ -253,6 +257,9 @@ def summary(rows: list[Row]) -> list[str]:
         f"| gold entity ranked top-1 / top-5 by localization | "
         f"{_rate([r.rank == 1 for r in rows])} / "
         f"{_rate([r.rank is not None and r.rank <= 5 for r in rows])} | |",
+        f"| gold file ranked top-1 / top-2 among the localization's files | "
+        f"{_rate([r.file_rank == 1 for r in rows])} / "
+        f"{_rate([r.file_rank is not None and r.file_rank <= 2 for r in rows])} | |",
         f"| criteria judged bad (placeholder, code, SQL, quote, fragment, narrative) | "
         f"{len(bad)}/{len(crits)} | 0 |",
         f"| criteria that are the fallback check (`{FALLBACK} <goal>`) | "

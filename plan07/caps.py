@@ -87,7 +87,8 @@ LLM_MAX_BACKOFF_S = 8.0
 REPLAY_MAX_BYTES = 1024 * 1024
 
 # The builtin decomposer (ours): which localization candidates are followed, which are alternatives.
-BUILTIN_PRIMARY_SCORE_RATIO = 0.75  # score >= ratio * top score: a primary target
+# score >= ratio * top score: a primary target (0.75 let a second file in on a near-tie too often)
+BUILTIN_PRIMARY_SCORE_RATIO = 0.85
 BUILTIN_MAX_ALTERNATIVES = 3
 BUILTIN_MAX_FAN_IN = 8  # a builtin node waits on at most this many; more run as a chain
 VIOLATIONS_PER_NODE = 4  # a kind's violations of one obligation plan.json keeps (more: counted)

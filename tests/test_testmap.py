@@ -10,7 +10,7 @@ import pytest
 
 from plan07.evidence import build_evidence
 from plan07.evidence.layout import read_layout
-from plan07.evidence.testmap import TestMap, named_after
+from plan07.evidence.testmap import TestMap, mirrors, named_after
 from plan07.vocab import subject
 
 
@@ -148,6 +148,40 @@ def test_a_new_test_is_filed_with_its_modules_tests_before_a_heavier_user(tmp_pa
     test module that happens to call the class most (`test_shape.py`, two tests of Point)."""
     tm = TestMap(build_evidence(write(tmp_path, STARRED)))
     assert tm.home("pkg.geo.point.Point.scale") == "tests/test_point.py"
+
+
+MIRRORED = {
+    "setup.cfg": "[tool:pytest]\npython_files = *test_*.py\n",  # pylint's: unittest_*.py too
+    "lint/__init__.py": "",
+    "lint/reporters/__init__.py": "",
+    "lint/reporters/text.py": "class ColorReporter:\n    def __init__(self, style):\n"
+                              "        self.style = style\n",
+    # the command-line tests call the reporter; the reporting tests only import its module
+    "tests/test_self.py": "from lint.reporters.text import ColorReporter\n\n\n"
+                          "def test_run_colored():\n    ColorReporter('bold')\n",
+    "tests/reporters/unittest_reporting.py": "from lint.reporters import text\n\n\n"
+                                             "def test_template():\n    assert text\n",
+}
+
+
+def test_a_new_test_is_filed_in_the_folder_mirroring_its_package(tmp_path: Path) -> None:
+    """pylint files a reporter's tests in tests/reporters/ (unittest_reporting.py, which
+    imports the module), not in the command-line tests that happen to call the class."""
+    tm = TestMap(build_evidence(write(tmp_path, MIRRORED)))
+    assert tm.home("lint.reporters.text.ColorReporter.__init__") == \
+        "tests/reporters/unittest_reporting.py"
+
+
+@pytest.mark.parametrize(("test_file", "module_file", "mirrored"), [
+    ("tests/reporters/unittest_reporting.py", "pylint/reporters/text.py", True),
+    ("sympy/core/tests/test_numbers.py", "sympy/core/numbers.py", True),
+    ("testing/io/test_saferepr.py", "src/_pytest/_io/saferepr.py", True),
+    ("tests/test_self.py", "pylint/reporters/text.py", False),  # a flat tests/ mirrors nothing
+    ("xarray/tests/test_dataarray.py", "xarray/core/dataarray.py", False),
+])
+def test_mirrors_reads_the_test_folder_as_the_package_path(test_file: str, module_file: str,
+                                                           mirrored: bool) -> None:
+    assert mirrors(test_file, module_file) is mirrored
 
 
 @pytest.mark.parametrize(("criterion", "about"), [

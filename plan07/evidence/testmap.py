@@ -81,6 +81,23 @@ def _common(a: str, b: str) -> int:
     return n
 
 
+_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests"})
+_LAYOUT_DIRS = frozenset({"src", "lib"})
+
+
+def mirrors(test_file: str, module_file: str) -> bool:
+    """`test_file` sits in the test folder that mirrors the module's package (the repository
+    filing its tests by package): `tests/reporters/` for `pylint/reporters/text.py`,
+    `sympy/core/tests/` for `sympy/core/numbers.py`, `testing/io/` for `src/_pytest/_io/`. A
+    test folder that mirrors nothing (a flat `tests/`) mirrors no package."""
+    def parts(folder: str, skip: frozenset[str]) -> list[str]:
+        return [d.lstrip("_").lower() for d in folder.split("/") if d and d not in skip]
+
+    tail = parts(posixpath.dirname(test_file), _TEST_DIRS)
+    package = parts(posixpath.dirname(module_file), _LAYOUT_DIRS)
+    return bool(tail) and package[-len(tail):] == tail
+
+
 class TestMap:
     """Look-ups of the tests of entities over one evidence bundle, built once."""
 
@@ -200,10 +217,11 @@ class TestMap:
     def home(self, entity: str) -> str | None:
         """The existing test module a new test of `entity` goes into: the one named after its
         module (the repository's own filing: `test_point.py` for `point.py`) that tests or imports
-        it; else the one whose tests exercise it (a method: its class) most; else one named after
-        it beside it; else the module whose tests link to its module most, or that imports it
-        closest; else the repository's one test module. None: no test module tests it
-        (`new_home`). A class used everywhere (sympy's `Intersection`, 40 tests in
+        it; else, of those that do, one in the test folder mirroring its package (`mirrors`),
+        exercising it most; else the one whose tests exercise it (a method: its class) most;
+        else one named after it beside it; else the module whose tests link to its module most,
+        or that imports it closest; else the repository's one test module. None: no test module
+        tests it (`new_home`). A class used everywhere (sympy's `Intersection`, 40 tests in
         test_solveset.py) is still filed with its module's tests."""
         file = self.file_of(entity)
         mod = self.module(entity)
@@ -218,6 +236,9 @@ class TestMap:
         for f in named:
             if f in tied:
                 return f
+        if mirrored := [f for f in sorted(tied) if mirrors(f, file)]:
+            return max(mirrored, key=lambda f: (own.get(f, 0), linked_files.get(f, 0),
+                                                _common(f, file)))
         if own:
             return max(sorted(own), key=lambda f: (own[f], _common(f, file)))
         if named and _common(named[0], file) + 1 >= file.count("/"):  # beside it: its folder
