@@ -112,7 +112,7 @@ def test_lexical_overlap_ranks_below_a_named_entity() -> None:
     assert 0 < score["m.config_loader_for_config"] <= 0.6
 
 
-def test_a_frame_of_the_installed_package_finds_its_file_below_src(tmp_path: Path) -> None:
+def test_a_frame_of_the_installed_package_finds_its_file_below_src() -> None:
     nodes = [ReconNode(id="pkg.io.saferepr", kind="module", file="src/pkg/io/saferepr.py"),
              ReconNode(id="pkg.io.saferepr.saferepr", kind="function",
                        file="src/pkg/io/saferepr.py", line=3),

@@ -271,7 +271,7 @@ def tests_lines(tm: TestMap, ranked: Sequence[Localization]) -> list[TestsLine]:
 
 
 def named_lines(tm: TestMap, subjects: Sequence[str]) -> list[NamedTests]:
-    """For each criterion's subject (plan07.evidence.testmap `subject`), the test files holding
+    """For each criterion's subject (plan07.vocab `subject`), the test files holding
     the most tests named after it, when there are any (at most 3 files)."""
     return [NamedTests(name=n, files=files[:3]) for n in subjects if (files := tm.named_for(n))]
 

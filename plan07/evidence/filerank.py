@@ -88,8 +88,9 @@ def compounds(text: str) -> list[str]:
     """Two words the prose writes apart that code writes as one: "man page" -> `manpage`,
     "type hints" -> `typehints` (a file or name the issue's words spell out)."""
     ws = re.findall(r"[A-Za-z]{2,}|\S", text)
-    return [tokens(a + b)[0] for a, b in pairwise(ws)
-            if a.isalpha() and b.isalpha() and a.islower() and b.islower() and tokens(a + b)]
+    return [t[0] for a, b in pairwise(ws)
+            if a.isalpha() and b.isalpha() and a.islower() and b.islower()
+            and (t := tokens(a + b))]
 
 
 def definitions(source: str) -> list[tuple[str, int, int]]:
@@ -148,9 +149,11 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
                 module_of[n.file] = n.id
     bm = file_scores(request, sources)
     best_named: dict[str, float] = {}
+    file_of: dict[str, str] = {}  # a named entity -> its file
     for n in nodes:
         if n.id in named and n.file:
             best_named[n.file] = max(best_named.get(n.file, 0.0), named[n.id])
+            file_of[n.id] = n.file
     comb = {f: bm.get(f, 0.0) + NAMED_WEIGHT * best_named.get(f, 0.0)
             for f in set(bm) | set(best_named)}
     top = max(comb.values(), default=0.0)
@@ -167,9 +170,8 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
             here = sorted(body, key=lambda e: (-body[e], e))[:1]
         for k, e in enumerate(here[:3]):
             out[e] = max(out.get(e, 0.0), round(score * (1.0 - 0.05 * k), 4))
-    file_of = {n.id: n.file for n in nodes}
     for e, s in named.items():  # what the issue writes out by name stays where it ranked,
         if s >= NAMED:  # the one in the file the issue's words fit best first
-            fit = comb.get(file_of.get(e) or "", 0.0) / top
+            fit = comb.get(file_of.get(e, ""), 0.0) / top
             out[e] = max(out.get(e, 0.0), round(s - (1.0 - fit) * (1.0 - FILE_CEILING) / 2, 4))
     return out

@@ -27,6 +27,7 @@ import keyword
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 
 from plan07.evidence.softrank import lex, tokens
 from plan07.model import ReconNode
@@ -129,11 +130,17 @@ class _Names:
                 self.by_file[n.file].append(n)
         for v in self.by_file.values():
             v.sort(key=lambda n: n.line or 0)
-        self.by_tail: dict[str, list[str]] = defaultdict(list)  # "a/b.py" -> "src/a/b.py"
+
+    @cached_property
+    def by_tail(self) -> dict[str, list[str]]:
+        """Files by each path tail of two parts or more: "a/b.py" -> ["src/a/b.py"] (read only
+        for a traceback's frames)."""
+        out: dict[str, list[str]] = defaultdict(list)
         for f in self.by_file:
             parts = f.split("/")
             for k in range(2, len(parts) + 1):
-                self.by_tail["/".join(parts[-k:])].append(f)
+                out["/".join(parts[-k:])].append(f)
+        return out
 
     def resolve(self, name: str) -> list[tuple[str, float]]:
         if name.endswith(".py"):  # a path: its module (the file's shortest id)
