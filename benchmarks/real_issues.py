@@ -56,6 +56,10 @@ from plan07.model import Evidence, PlanArtifact  # noqa: E402
 from plan07.sandbox import environ  # noqa: E402
 
 TARGET_PRECISION, TARGET_RECALL = 0.5, 0.8
+# --reproduce: what a user of each project sets once as [tool.plan07] reproduce-preamble
+PREAMBLES: dict[str, str] = {
+    k: v for k, v in json.loads((Path(__file__).parent / "real_issues_preambles.json")
+                                .read_text(encoding="utf-8")).items() if not k.startswith("_")}
 
 
 @dataclass
@@ -81,6 +85,7 @@ class Row:
     repairs: int = 0
     size: int = 0
     baseline: str = ""
+    reproduction: str = ""  # --reproduce: what running the issue's snippets showed
     seconds: float = 0.0
 
     @property
@@ -141,7 +146,7 @@ def score_plan(r: Row, art: PlanArtifact, evidence: Evidence, first: Any, repo: 
     r.repairs = sum(1 for x in art.revision_history if x.change.startswith("lint repair"))
 
 
-def run_one(row: dict[str, Any], *, quick: bool) -> Row:
+def run_one(row: dict[str, Any], *, quick: bool, reproduce: bool = False) -> Row:
     from plan07.api import Planner
     from plan07.plan import pipeline
     from plan07.request.canonicalize import canonicalize
@@ -162,7 +167,14 @@ def run_one(row: dict[str, Any], *, quick: bool) -> Row:
         return r
     plan_id = "bench-" + re.sub(r"[^A-Za-z0-9-]", "-", r.instance)
     with environment(dict(row.get("env") or {})):
-        evidence = build_evidence(repo, request=problem)
+        rep = None
+        if reproduce:  # what `plan --reproduce` runs: the issue's own code, nothing of the gold
+            from plan07.gate.reproduce import reproduce as run_reproduction
+
+            rep = run_reproduction(repo, problem, python=str(row["python"]),
+                                   preamble=PREAMBLES.get(str(row["repo"])))
+            r.reproduction = rep.summary() if rep is not None else "no Python code in the issue"
+        evidence = build_evidence(repo, request=problem, reproduction=rep)
         ranked = [x.entity for x in evidence.localization]
         hits = [ranked.index(g) + 1 for g in gold_entities(repo, str(row["patch"]), evidence)
                 if g in ranked]
@@ -307,6 +319,11 @@ def report(rows: list[Row], command: str) -> str:
         for c, why in r.criteria:
             tag = f" **{why}**" if why else ""
             lines.append(f"- {r.instance}{' (derived)' if r.derived else ''}: {c}{tag}")
+    if any(r.reproduction for r in rows):
+        lines += ["", "## Reproduction (`--reproduce`)", "",
+                  "What running each issue's own snippets with its interpreter showed "
+                  "(`plan --reproduce`; preambles: `benchmarks/real_issues_preambles.json`).", ""]
+        lines += [f"- {r.instance}: {r.reproduction}" for r in rows]
     notes = [f"- {r.instance}: {r.planned}" for r in rows if r.planned.startswith("refused")]
     if notes:
         lines += ["", "## Refused", "", *notes]
@@ -322,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-repo", type=int, default=0, help="at most N instances a project")
     ap.add_argument("--quick", action="store_true", help="the pipeline in memory, no gate")
     ap.add_argument("--notes", type=Path, default=None, help="a markdown file appended as is")
+    ap.add_argument("--reproduce", action="store_true",
+                    help="run each issue's own snippets with its `python` first (plan --reproduce)")
     args = ap.parse_args(argv)
     instances = load_instances(args.instances, args.checkouts)
     if args.only:
@@ -336,11 +355,12 @@ def main(argv: list[str] | None = None) -> int:
         instances = kept
     rows = []
     for inst in instances:
-        r = run_one(inst, quick=args.quick)
+        r = run_one(inst, quick=args.quick, reproduce=args.reproduce)
         rows.append(r)
         print(f"{r.instance:28} {r.planned[:40]:12} P={r.precision} R={r.recall} "
               f"first={r.first[:60]!r} in_gold={r.first_in_gold_or_tests} tests={r.new_tests} "
-              f"in_gold_tests={r.tests_in_gold} rank={r.rank} {r.seconds:.0f}s", flush=True)
+              f"in_gold_tests={r.tests_in_gold} rank={r.rank} {r.seconds:.0f}s"
+              + (f" repro={r.reproduction[:90]!r}" if r.reproduction else ""), flush=True)
     text = report(rows, " ".join(argv if argv is not None else sys.argv[1:]))
     if args.notes is not None:
         text += "\n" + args.notes.read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from plan07 import caps, checkpoints
+from plan07 import caps, checkpoints, progress
 from plan07.errors import InputError, Plan07Error, PlanStateError
 from plan07.model import (
     Decomposition,
@@ -48,6 +48,7 @@ class Planner(PlanReader):
         super().__init__(state_dir)
         self.client = client  # the model client for scoped re-decomposition (None: art.llm)
         self.restored: Restored | None = None  # what the last rollback/resume did
+        self.reproduced: str | None = None  # what the issue's reproduction showed (create)
 
     # -----------------------------------------------------------------------------------------
     # construction
@@ -72,6 +73,8 @@ class Planner(PlanReader):
         python: str | Path | None = None,
         test_command: str | None = None,
         replace: bool = False,
+        reproduce: bool = False,
+        preamble: str | None = None,
     ) -> Planner:
         """The whole pipeline: canonicalize -> decompose (the ONE model call) -> plan lint ->
         order (rules) -> schedule -> persist; nothing is written when a stage refuses (the plan is
@@ -84,7 +87,11 @@ class Planner(PlanReader):
         here: the repo's interpreter (`python`, else $VIRTUAL_ENV, REPO/.venv, REPO/venv, else
         plan07's own), its test command (`test_command`, a JSON argv template, else [tool.plan07]
         of its pyproject.toml, else pytest) and the CP0 baseline of the plan's tests (deferred
-        when no interpreter can run them).
+        when no interpreter can run them). `reproduce=True`: the issue's own code (its fenced
+        Python blocks, its `>>>` sessions) runs first in that interpreter, and what it raised and
+        called steers the built-in localization (docs/evidence.md "Running the reproduction";
+        `planner.reproduced` says what it showed; `preamble`: the session the project's issues
+        assume, else `[tool.plan07] reproduce-preamble`); unused when `evidence` is given.
 
         A plan already in `state_dir` that has progress (an obligation validated or failed, an
         edit, a confirmation, a revision, a checkpoint past CP0) is replaced only with
@@ -102,9 +109,17 @@ class Planner(PlanReader):
             from plan07.evidence import load_evidence
 
             evidence = load_evidence(evidence)
+        reproduction = None
+        if reproduce and evidence is None:
+            from plan07.gate.reproduce import reproduce as run_reproduction
+
+            with progress.step("the issue's reproduction"):
+                reproduction = run_reproduction(repo, request, python=python,
+                                                preamble=preamble)
         draft, evidence, client = pipeline.draft_plan(
             request, repo=repo, evidence=evidence, llm=llm, engine=engine, task_text=task_text,
-            plan_id=plan_id, now=now, max_retries=max_retries, ordering=ordering, lint=lint)
+            plan_id=plan_id, now=now, max_retries=max_retries, ordering=ordering, lint=lint,
+            reproduction=reproduction)
         if plan_id is not None:
             checkpoint.ref_name(plan_id, "CP0")  # a plan_id that cannot name a ref: refused
         d = state.state_dir(state_dir)
@@ -112,6 +127,9 @@ class Planner(PlanReader):
                                   test_command=test_command, state_dir=d)
         pipeline.lint_after_baseline(draft, evidence, request)
         planner = cls(d, None if isinstance(llm, str) else client)
+        if reproduce:
+            planner.reproduced = (reproduction.summary() if reproduction is not None
+                                  else "the issue holds no Python code to run")
         cp0 = draft.checkpoints[0]
         artifact.record(draft, cp0.id, "checkpoint", artifact.checkpoint_trace(cp0),
                         time=now or artifact.now())

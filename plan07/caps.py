@@ -114,6 +114,10 @@ CHECK_TIMEOUT_MAX_S = 86_400.0
 CHECK_TIMEOUT_FLOOR_S = 120.0
 CHECK_TIMEOUT_FACTOR = 3.0
 BASELINE_TIMEOUT_S = 1800.0  # the CP0 baseline run itself
+# the reproduction, when plan07 runs it (plan --reproduce): its snippets stop at the
+# budget (keeping what they recorded); the process is ended the grace after
+REPRO_BUDGET_S = 30.0
+REPRO_GRACE_S = 10.0
 CHECK_TIMEOUT_MIN_S = 1.0  # no check runs in less: a shorter timeout is a usage error
 ERROR_MAX_CHARS = 1000
 # ... and by kind: a file past its cap is refused from its size, before it is read (stdin: read

@@ -148,7 +148,7 @@ def check_tool_schemas(tools: list[Any]) -> None:
         assert (tool.output_schema or {}).get("type") == "object", name
     assert set(by_name["plan"].input_schema["properties"]) == {
         "request", "repo", "state", "llm", "evidence", "engine", "python", "test_command",
-        "replace"}
+        "replace", "reproduce", "reproduce_preamble"}
     assert by_name["plan"].input_schema["properties"]["llm"]["default"] == "builtin"
     assert set(by_name["complete"].input_schema["properties"]) == {"node_id", "state", "timeout"}
     fb = by_name["feedback"].input_schema["properties"]["feedback"]  # the shipped schema, inlined

@@ -44,6 +44,13 @@ def plan(
     replace: Annotated[bool, typer.Option(
         "--replace", help="Replace a plan in the state dir that has progress (without it, such "
         "a plan is kept and this command refused).")] = False,
+    reproduce: Annotated[bool, typer.Option(
+        "--reproduce", help="Run the issue's own Python snippets with the repo's interpreter "
+        "first; what they raise and call steers localization.")] = False,
+    preamble: Annotated[str | None, typer.Option(
+        "--reproduce-preamble", help="Python code run before the snippets: the session the "
+        "project's issues assume (default: reproduce-preamble in the tool.plan07 table of "
+        "pyproject.toml).")] = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -59,9 +66,12 @@ def plan(
     with progressline.shown(quiet):
         planner = Planner.create(request, repo=repo, evidence=evidence, llm=llm,
                                  state_dir=state, engine=engine, task_text=task, python=python,
-                                 test_command=test_command, replace=replace)
+                                 test_command=test_command, replace=replace,
+                                 reproduce=reproduce, preamble=preamble)
     for warning in planner.warnings:
         typer.echo(warning, err=True)
+    if planner.reproduced:
+        typer.echo(f"reproduction: {planner.reproduced}", err=True)
     art = planner.artifact
     gate = art.gate
     if as_json:

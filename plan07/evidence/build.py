@@ -21,6 +21,7 @@ from plan07.evidence.impact import impact
 from plan07.evidence.localize import issue_prose, localize
 from plan07.evidence.parse import is_test_file
 from plan07.evidence.recon import recon
+from plan07.evidence.repro import Reproduction, executed_entities, frame_tuples, informative
 from plan07.evidence.resolve import ReconResult
 from plan07.evidence.softrank import cochange, commit_files, lex_scores
 from plan07.model import ContextItem, Evidence, Impact, Localization, Recon, SoftRank
@@ -39,24 +40,29 @@ class EvidenceReport:
 
 
 def build_evidence(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
-                   depth: int = 2) -> Evidence:
-    """Built-in evidence for the Python repository at `repo` (the public evidence interface)."""
-    return evidence_report(repo, request=request, seeds=seeds, depth=depth).evidence
+                   depth: int = 2, reproduction: Reproduction | None = None) -> Evidence:
+    """Built-in evidence for the Python repository at `repo` (the public evidence interface).
+    `reproduction`: what running the issue's snippets recorded (plan07.gate.reproduce), read
+    by localization."""
+    return evidence_report(repo, request=request, seeds=seeds, depth=depth,
+                           reproduction=reproduction).evidence
 
 
 def evidence_report(repo: Path, *, request: str | None = None, seeds: Sequence[str] | None = None,
-          depth: int = 2) -> EvidenceReport:
+          depth: int = 2, reproduction: Reproduction | None = None) -> EvidenceReport:
     """`build_evidence`, keeping the warnings (files that did not parse) and the file count."""
     if not 0 <= depth <= EVIDENCE_MAX_DEPTH:
         raise InputError(f"depth must be in 0..{EVIDENCE_MAX_DEPTH}, got {depth}", field="--depth",
                          cap="EVIDENCE_MAX_DEPTH")
     rr = recon(Path(repo))
-    return EvidenceReport(assemble(rr, Path(repo), request=request, seeds=seeds, depth=depth),
+    return EvidenceReport(assemble(rr, Path(repo), request=request, seeds=seeds, depth=depth,
+                                   reproduction=reproduction),
                  rr.warnings, len({n.file for n in rr.nodes}))
 
 
 def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
-             seeds: Sequence[str] | None, depth: int) -> Evidence:
+             seeds: Sequence[str] | None, depth: int,
+             reproduction: Reproduction | None = None) -> Evidence:
     """Recon result -> bundle. `repo=None` skips git (cochange 0)."""
     graph = Recon(nodes=rr.nodes, edges=rr.edges)
     by_id = {n.id: n for n in rr.nodes}
@@ -69,12 +75,15 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
         # lexical overlap of its prose without the template sections (plan07.evidence.localize)
         eligible = [n.id for n in rr.nodes if n.kind not in NOT_LOCALIZED
                     and not is_test_file(n.file or "") and not TEST_TREE.search(n.file or "")]
+        ran = executed_entities(reproduction, rr.nodes) if reproduction else {}
         scores = localize(request, rr.nodes, eligible=eligible,
-                          sources=_sources(repo, rr, request)) if request else {}
+                          sources=_sources(repo, rr, request),
+                          observed=frame_tuples(reproduction)) if request else {}
         if request and repo is not None:  # where the issue's words are (evidence.filerank)
             prose, code = issue_prose(request)  # its template sections left out
             scores = blend(scores, rr.nodes, "\n".join([prose, *code]),
-                           _library(repo, rr, eligible), set(eligible))
+                           _library(repo, rr, eligible), set(eligible),
+                           ran if informative(reproduction, ran) else None)
         ranked = sorted(scores, key=lambda e: (-scores[e], e))[:LOCALIZATION_TOP_K]
         localization = [Localization(entity=e, score=scores[e]) for e in ranked]
     anchors = [x.entity for x in localization]

@@ -28,6 +28,7 @@ FILES_RANKED = 5  # files whose definitions are ranked by their bodies
 NAMED = 1.0  # a names-first score this high: the issue writes the entity's name out
 WRITTEN = 0.75  # at least this: the issue names it (a lexical overlap scores less)
 FILE_CEILING = 0.99  # the best file's pick: below an entity the issue writes out (NAMED)
+NOT_RUN = 0.5  # a file the issue's reproduction never entered, when plan07 ran it
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -132,14 +133,19 @@ def body_scores(request: str, source: str, module: str, known: set[str]) -> dict
 
 
 def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
-          sources: Mapping[str, str], eligible: set[str]) -> dict[str, float]:
+          sources: Mapping[str, str], eligible: set[str],
+          ran: Mapping[str, int] | None = None) -> dict[str, float]:
     """The localization: each file scored by its normalized BM25 plus NAMED_WEIGHT times its
     best names-first score (`named`), normalized; in each of the FILES_RANKED best files, its
     entities the issue names (WRITTEN), else the definition its body ranks first, at the
     file's score (a second named one a little lower), the best file's at FILE_CEILING; every
     other names-first entity at half its score, except that an entity whose name the issue
     writes out (NAMED) keeps its score, less a hair by how far its file ranks below the best
-    (of two written names, the one where the issue's words are goes first)."""
+    (of two written names, the one where the issue's words are goes first).
+
+    `ran`: the entities the issue's reproduction called (plan07.evidence.repro), when plan07
+    ran it: a file it never entered scores NOT_RUN times its score, and in a file it entered
+    the body pick is among the definitions it called."""
     by_file: dict[str, list[ReconNode]] = {}
     module_of: dict[str, str] = {}
     for n in nodes:
@@ -156,6 +162,9 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
             file_of[n.id] = n.file
     comb = {f: bm.get(f, 0.0) + NAMED_WEIGHT * best_named.get(f, 0.0)
             for f in set(bm) | set(best_named)}
+    entered = {f for n in nodes if ran and n.id in ran and (f := n.file)}
+    if entered:
+        comb = {f: s if f in entered else NOT_RUN * s for f, s in comb.items()}
     top = max(comb.values(), default=0.0)
     out = {e: round(0.5 * s, 4) for e, s in named.items()}
     if top <= 0:
@@ -166,6 +175,8 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
                       key=lambda e: (-named[e], e))
         if not here and f in module_of:
             known = {n.id for n in by_file.get(f, []) if n.id in eligible}
+            if f in entered:  # the definitions the reproduction called, where it entered
+                known = {e for e in known if ran and e in ran} or known
             body = body_scores(request, sources[f], module_of[f], known)
             here = sorted(body, key=lambda e: (-body[e], e))[:1]
         for k, e in enumerate(here[:3]):

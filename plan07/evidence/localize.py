@@ -226,10 +226,12 @@ def called_in(code: Sequence[str]) -> list[str]:
 
 
 def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, str] | None = None,
-             eligible: Iterable[str] | None = None) -> dict[str, float]:
+             eligible: Iterable[str] | None = None,
+             observed: Sequence[tuple[str, str, int]] = ()) -> dict[str, float]:
     """Entity -> localization score for `request` (module docstring). `sources`: file -> text,
     for the code lines the issue quotes; `eligible`: the entities that may be ranked (default:
-    all)."""
+    all); `observed`: the frames (path, function, line) of the traceback the issue's
+    reproduction raised when plan07 ran it (plan07.evidence.repro), read after the issue's own."""
     ix = _Names(nodes)
     allowed = set(eligible) if eligible is not None else set(ix.by_id)
     prose, code = issue_prose(request)
@@ -249,10 +251,12 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
     for name in called_in(code):
         for hit, s in ix.resolve(name):
             put(hit, CALLED * s * (EXCEPTION_FACTOR if _EXCEPTION.search(hit) else 1.0))
-    frames = [m for line in [*code, *prose.splitlines()] for m in _FRAME.finditer(line)]
+    frames = [(m.group(1), m.group(3), int(m.group(2)))
+              for line in [*code, *prose.splitlines()] for m in _FRAME.finditer(line)]
+    frames += observed
     innermost = None
-    for depth, m in enumerate(frames):  # the innermost frame is the last one
-        at = ix.frame(m.group(1), m.group(3), int(m.group(2)))
+    for depth, (path, func, line) in enumerate(frames):  # the innermost frame is the last one
+        at = ix.frame(path, func, line)
         if at is None:
             continue
         own = not _VENDORED.search(ix.by_id[at].file or "")

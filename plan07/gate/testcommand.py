@@ -30,7 +30,8 @@ PYTEST_COMMAND = ("{python}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                   "--continue-on-collection-errors", "-o", "junit_family=xunit1",
                   "--junitxml={junitxml}", "{tests}")
 PLACEHOLDERS = ("{python}", "{tests}", "{junitxml}")
-CONFIG_KEYS = ("test-command", "test-ids", "test-root", "regression", "check-env")
+CONFIG_KEYS = ("test-command", "test-ids", "test-root", "regression", "check-env",
+               "reproduce-preamble")
 CHECK_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")  # a name, or a `PREFIX_*` glob
 
 
@@ -115,6 +116,24 @@ def parse_command(value: object, *, where: str, test_ids: object = "pytest",
     return TestCommand(tuple(value), ids, test_root, where)
 
 
+def config_table(repo: Path) -> object:
+    """`[tool.plan07]` of REPO/pyproject.toml as read (None when there is none); a file that is
+    not TOML is an InputError."""
+    path = Path(repo) / "pyproject.toml"
+    if not path.is_file():
+        return None
+    import tomllib
+
+    from plan07.store.boundedio import read_text
+    try:
+        data = tomllib.loads(read_text(path, what="pyproject.toml"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"cannot read [tool.plan07]: {' '.join(str(exc).split())}",
+                         source=str(path)) from None
+    tool = data.get("tool", {})
+    return tool.get("plan07") if isinstance(tool, dict) else None
+
+
 def load_command(repo: Path, flag: str | None = None) -> TestCommand:
     """The plan's test command: `--test-command` (a JSON list) when given, else `[tool.plan07]`
     of REPO/pyproject.toml, else the repo's pytest. Bad configuration: InputError, one line."""
@@ -129,18 +148,7 @@ def load_command(repo: Path, flag: str | None = None) -> TestCommand:
                              field="--test-command") from None
         return parse_command(value, where="--test-command")
     path = Path(repo) / "pyproject.toml"
-    if not path.is_file():
-        return TestCommand()
-    import tomllib
-
-    from plan07.store.boundedio import read_text
-    try:
-        data = tomllib.loads(read_text(path, what="pyproject.toml"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"cannot read [tool.plan07]: {' '.join(str(exc).split())}",
-                         source=str(path)) from None
-    tool = data.get("tool", {})
-    conf = tool.get("plan07") if isinstance(tool, dict) else None
+    conf = config_table(repo)
     if conf is None:
         return TestCommand()
     where = f"{path}: [tool.plan07]"

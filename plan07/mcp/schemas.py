@@ -60,6 +60,9 @@ class PlanResult(BaseModel):
     python: str | None = Field(description="The interpreter every check runs with and where it "
                                "was found (from plan07: plan07's own, the repo's dependencies "
                                "are probably missing; pass `python`).")
+    reproduction: str | None = Field(default=None, description="With `reproduce`: what running "
+                                     "the issue's own code showed (where it raised, what it "
+                                     "called), one line.")
 
 
 class FeedbackResult(BaseModel):

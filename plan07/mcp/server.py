@@ -93,6 +93,13 @@ def plan(
                                    "confirmations). Without it such a plan is kept and this "
                                    "call is an error; a plan with no progress is replaced "
                                    "either way.")] = False,
+    reproduce: Annotated[bool, Field(description="Run the issue's own Python snippets with the "
+                                     "repo's interpreter first; where they raise and what they "
+                                     "call steers localization (docs/evidence.md).")] = False,
+    reproduce_preamble: Annotated[str | None, Field(description="Python code run before the "
+                                                    "snippets: the session the project's "
+                                                    "issues assume; default: [tool.plan07] "
+                                                    "reproduce-preamble.")] = None,
 ) -> PlanResult:
     """Plan a request: read it, break it into obligations, order them by the rules, schedule
     them and save the plan; then run the plan's tests once in the repository's environment (the
@@ -104,12 +111,14 @@ def plan(
     planner = Planner.create(request, repo=Path(repo), evidence=evidence, llm=llm,
                              state_dir=Path(state) if state else None, engine=engine,
                              python=python, test_command=None if test_command is None
-                             else json.dumps(test_command), replace=replace)
+                             else json.dumps(test_command), replace=replace,
+                             reproduce=reproduce, preamble=reproduce_preamble)
     art, gate = planner.artifact, planner.artifact.gate
     return PlanResult(plan_id=art.plan_id, state=str(planner.state_dir.resolve()),
                       goal=art.requirement.goal, nodes=len(art.nodes), edges=len(art.edges),
                       checkpoints=len(art.checkpoints), violations=art.violations,
-                      python=f"{gate.python} (from {gate.python_source})" if gate else None)
+                      python=f"{gate.python} (from {gate.python_source})" if gate else None,
+                      reproduction=planner.reproduced)
 
 
 def next_(state: State = None) -> NextStep:

@@ -26,6 +26,7 @@ from plan07.plan import artifact
 
 if TYPE_CHECKING:
     from plan07.decompose import LLMClient
+    from plan07.evidence.repro import Reproduction
 
 
 class Draft(NamedTuple):
@@ -36,9 +37,12 @@ class Draft(NamedTuple):
 
 def draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
           engine: str, task_text: str | None, plan_id: str | None, now: str | None,
-          max_retries: int, ordering: bool, lint: bool = True) -> Draft:
+          max_retries: int, ordering: bool, lint: bool = True,
+          reproduction: Reproduction | None = None) -> Draft:
     """The plan of `request` over `repo` (see `Planner.create` for the arguments). Raises when a
-    stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations."""
+    stage refuses: a missing repo, a bad `max_retries`, a decomposition with no obligations.
+    `reproduction`: what running the issue's snippets recorded, read by the built-in
+    localization (unused when `evidence` is given)."""
     if not repo.is_dir():
         raise InputError("repository directory not found", field="--repo", source=str(repo))
     for what, text in (("request", request), ("task", task_text or "")):
@@ -53,12 +57,13 @@ def draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str 
     with collector.paused():
         return _draft_plan(request, repo=repo, evidence=evidence, llm=llm, engine=engine,
                       task_text=task_text, plan_id=plan_id, now=now, max_retries=max_retries,
-                      ordering=ordering, lint=lint)
+                      ordering=ordering, lint=lint, reproduction=reproduction)
 
 
 def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str | LLMClient,
            engine: str, task_text: str | None, plan_id: str | None, now: str | None,
-           max_retries: int, ordering: bool, lint: bool = True) -> Draft:
+           max_retries: int, ordering: bool, lint: bool = True,
+           reproduction: Reproduction | None = None) -> Draft:
     from plan07.decompose import make_client
     from plan07.decompose.call import decompose
     from plan07.evidence import build_evidence, reach, restrict
@@ -70,7 +75,7 @@ def _draft_plan(request: str, *, repo: Path, evidence: Evidence | None, llm: str
     client = make_client(llm) if isinstance(llm, str) else llm  # refused before recon runs
     if evidence is None:
         with progress.step(f"recon of {repo.resolve().name or repo}"):
-            evidence = build_evidence(repo, request=request)
+            evidence = build_evidence(repo, request=request, reproduction=reproduction)
     with progress.step(f"decomposition ({getattr(client, 'name', 'client')})"):
         dec = decompose(requirement, evidence, client)
     if not dec.obligations:
