@@ -269,6 +269,26 @@ def test_a_snippet_cut_short_is_no_evidence_against_a_file(tmp_path: Path) -> No
     assert not rep.complete
 
 
+def test_a_value_is_shown_as_a_session_shows_it_and_a_wrapped_error_points_inside(
+        tmp_path: Path) -> None:
+    """A notebook displays a cell's value (`_repr_png_`: a plot renders only then); an error
+    raised `from` another points where the other broke."""
+    repo = make_repo(tmp_path, files={"plot/__init__.py": "", "plot/core.py": (
+        "from plot.scales import setup\n\n\nclass Plot:\n"
+        "    def _repr_png_(self):\n        return self.render()\n\n"
+        "    def render(self):\n        try:\n            setup(True)\n"
+        "        except TypeError as err:\n"
+        "            raise ValueError('scale setup failed') from err\n"),
+        "plot/scales.py": "def setup(flag):\n    return flag - None\n"})
+    rep = reproduce(repo, "```python\nfrom plot.core import Plot\nPlot()\n```",
+                    python=sys.executable)
+    assert rep is not None
+    kind, msg, frames = rep.errors[-1]
+    assert (kind, msg) == ("ValueError", "scale setup failed")
+    assert [(f.file, f.func) for f in frames][-1] == ("plot/scales.py", "setup")
+    assert ("plot/core.py", 8, "render") in rep.calls
+
+
 def test_a_preamble_runs_first_from_the_flag_or_the_repository_config(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, files={
         **SHOP, "pyproject.toml": '[tool.plan07]\nreproduce-preamble = "cart = [2, 4]"\n'})

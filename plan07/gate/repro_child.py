@@ -6,7 +6,8 @@ imports nothing but the standard library and is written for Python 3.6 and newer
 
 SNIPPETS.json: {"snippets": [code, ...], "preamble": code or null}. Runs the preamble (the
 session the project's issues assume, e.g. `from sympy import *`), then the snippets in order in
-one namespace, statement by statement (an expression's value is `_`, as in a session); a name
+one namespace, statement by statement (an expression's value is `_` and is shown, as in a
+session or a notebook: its repr, its `_repr_html_` / `_repr_png_`); a name
 the snippet's own code uses but never binds is taken from the repository (`_Finder`: a top-level
 package, a name it exports, a module-level definition), as the reporter's session had it
 imported, and the statement runs again. Import statements and the preamble run
@@ -48,6 +49,30 @@ _FROM_AS = re.compile(r"^[ \t]*(?:>>> )?from[ \t]+([\w.]+)[ \t]+import[ \t]+(\w+
                       r"(\w+)[ \t]*$", re.M)
 _SKIP = {"tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "build", "dist",
          "node_modules", "site-packages"}
+
+
+def _show(value: Any) -> None:
+    """What a session does with an expression's value: `>>>` prints its repr, a notebook
+    displays it (`_repr_html_`, `_repr_png_`: a plot object renders only then). What showing
+    it raises is the statement's error."""
+    repr(value)
+    for hook in ("_repr_html_", "_repr_png_"):
+        method = getattr(value, hook, None)
+        if callable(method) and not isinstance(value, type):
+            method()
+
+
+def _chain(exc: BaseException) -> List[BaseException]:
+    """The error and those it was raised from or while handling (`raise X from err`), the
+    outermost first, as a traceback prints them last to first."""
+    out = [exc]
+    while len(out) < 8:
+        nxt = out[-1].__cause__ or (None if out[-1].__suppress_context__
+                                    else out[-1].__context__)
+        if nxt is None or nxt in out:
+            break
+        out.append(nxt)
+    return out
 
 
 def _missing(exc: NameError) -> Optional[str]:
@@ -234,6 +259,7 @@ def main() -> None:
                                 value = eval(compiled, namespace)  # noqa: S307 (the issue's code)
                                 if value is not None and isinstance(stmt, ast.Expr):
                                     namespace["_"] = value
+                                    _show(value)
                                 break
                             except NameError as exc:  # a name the issue's session had imported
                                 sys.setprofile(None)  # what finding it imports is not watched
@@ -259,10 +285,11 @@ def main() -> None:
             except (Exception, SystemExit) as exc:  # noqa: BLE001 (the issue's code may raise)
                 ran += 1
                 frames = []
-                for fs in traceback.extract_tb(exc.__traceback__):
-                    r = rel(fs.filename)
-                    if r is not None:
-                        frames.append([r, fs.lineno, fs.name])
+                for link in _chain(exc):  # the error it wraps last: where it broke
+                    for fs in traceback.extract_tb(link.__traceback__):
+                        r = rel(fs.filename)
+                        if r is not None:
+                            frames.append([r, fs.lineno, fs.name])
                 lines = str(exc).strip().splitlines()
                 # the snippet stopped before it showed anything: a name or module it lacks, a
                 # file or a host of the reporter's machine (OSError: the network, a path)
