@@ -279,7 +279,10 @@ def test_a_value_is_shown_as_a_session_shows_it_and_a_wrapped_error_points_insid
         "    def render(self):\n        try:\n            setup(True)\n"
         "        except TypeError as err:\n"
         "            raise ValueError('scale setup failed') from err\n"),
-        "plot/scales.py": "def setup(flag):\n    return flag - None\n"})
+        "plot/scales.py": ("def setup(flag):\n    return flag - None\n\n\n"
+                           "def lookup(table, key):\n    try:\n        return table[key]\n"
+                           "    except KeyError:\n"
+                           "        raise LookupError('no ' + key)\n")})
     rep = reproduce(repo, "```python\nfrom plot.core import Plot\nPlot()\n```",
                     python=sys.executable)
     assert rep is not None
@@ -287,6 +290,11 @@ def test_a_value_is_shown_as_a_session_shows_it_and_a_wrapped_error_points_insid
     assert (kind, msg) == ("ValueError", "scale setup failed")
     assert [(f.file, f.func) for f in frames][-1] == ("plot/scales.py", "setup")
     assert ("plot/core.py", 8, "render") in rep.calls
+    # a KeyError handled when another was raised is no cause: the raise is where it broke
+    rep = reproduce(repo, "```python\nfrom plot.scales import lookup\nlookup({}, 'x')\n```",
+                    python=sys.executable)
+    assert rep is not None
+    assert [(f.func, f.line) for f in rep.errors[-1][2]] == [("lookup", 9)]  # not 7
 
 
 def test_a_preamble_runs_first_from_the_flag_or_the_repository_config(tmp_path: Path) -> None:

@@ -63,12 +63,12 @@ def _show(value: Any) -> None:
 
 
 def _chain(exc: BaseException) -> List[BaseException]:
-    """The error and those it was raised from or while handling (`raise X from err`), the
-    outermost first, as a traceback prints them last to first."""
+    """The error and those it was raised from (`raise X from err`: the wrapped error is the
+    cause), the outermost first. An error merely being handled when it was raised (the
+    implicit context: a lookup's KeyError caught on the way) is no cause."""
     out = [exc]
     while len(out) < 8:
-        nxt = out[-1].__cause__ or (None if out[-1].__suppress_context__
-                                    else out[-1].__context__)
+        nxt = out[-1].__cause__
         if nxt is None or nxt in out:
             break
         out.append(nxt)
