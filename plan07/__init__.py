@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from plan07.evidence import build_evidence, load_evidence, neighbourhood, write_db
     from plan07.evidence.build import evidence_report
     from plan07.flag import enabled, route
+    from plan07.gate.reproduce import reproduce
     from plan07.order.derive import derive_order, explain, explain_violation
     from plan07.order.fixtures import discover as discover_fixtures
     from plan07.order.fixtures import load_facts
@@ -78,6 +79,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "evidence_report": ("plan07.evidence.build", "evidence_report"),
     "neighbourhood": ("plan07.evidence", "neighbourhood"),
     "write_db": ("plan07.evidence", "write_db"),
+    "reproduce": ("plan07.gate.reproduce", "reproduce"),  # an issue's snippets, run
     "read_text": ("plan07.store.boundedio", "read_text"),
     # model clients (the §4 L slot)
     "make_client": ("plan07.decompose", "make_client"),
@@ -162,6 +164,7 @@ __all__ = [
     "read_text",
     "render_proof",
     "render_schema",
+    "reproduce",
     "route",
     "rules_path",
     "run_fixtures",

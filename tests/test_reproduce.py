@@ -3,6 +3,7 @@ records in the repository's own interpreter, and how it steers localization."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -350,3 +351,18 @@ def test_plan_refuses_a_bad_preamble_and_writes_nothing(tmp_path: Path) -> None:
     assert len(r.stderr.strip().splitlines()) == 1
     assert "reproduce-preamble is not Python" in r.stderr
     assert not state.exists() or not (state / "plan.json").exists()
+
+
+def test_recon_reproduce_localizes_where_the_run_raised(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, files=SHOP)
+    (tmp_path / "issue.md").write_text(EMPTY_CART)
+    r = cli("recon", str(repo), "--request", str(tmp_path / "issue.md"), "--reproduce",
+            "--python", sys.executable, "-o", str(tmp_path / "ev.json"), "--quiet", "--json",
+            env=cli_env())
+    assert r.returncode == 0, r.stderr
+    assert "reproduction: 1/1 snippet(s) ran" in r.stderr
+    assert json.loads(r.stdout)["localization"][0] == "shop.pricing.average"
+    r = cli("recon", str(repo), "--reproduce", "--quiet", env=cli_env())
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "error: --reproduce: --reproduce runs the request's code: pass --request FILE"]

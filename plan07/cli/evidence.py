@@ -29,18 +29,39 @@ def recon(
     depth: Annotated[int, typer.Option("--depth", help="Impact depth from each seed.")] = 2,
     db: Annotated[Path | None, typer.Option(
         "--db", help="Also write the bundle as a SQLite recon.db (docs/evidence.md).")] = None,
+    reproduce: Annotated[bool, typer.Option(
+        "--reproduce", help="Run the request's own Python snippets first (with --python); what "
+        "they raise and call steers localization.")] = False,
+    python: Annotated[str | None, typer.Option(
+        "--python", help="The repo's Python (or virtualenv dir) --reproduce runs with; default: "
+        "$VIRTUAL_ENV, REPO/.venv, REPO/venv, else plan07's own.")] = None,
+    preamble: Annotated[str | None, typer.Option(
+        "--reproduce-preamble", help="Python code run before the snippets (default: "
+        "reproduce-preamble in the tool.plan07 table of pyproject.toml).")] = None,
     quiet: QuietOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Build evidence for a Python repository: recon graph, impact, soft-rank, localization."""
-    from plan07 import evidence_report, progress, write_db
+    from plan07 import evidence_report, printable, progress, write_db
     from plan07.cli import progressline
 
     text = read_text(request, what="request") if request else None
-    with progressline.shown(quiet), progress.step(f"recon of {repo.resolve().name or repo}"):
-        built = evidence_report(repo, request=text, seeds=seed or None, depth=depth)
-    from plan07 import printable
+    if reproduce and not text:
+        from plan07.errors import InputError
 
+        raise InputError("--reproduce runs the request's code: pass --request FILE",
+                         field="--reproduce")
+    rep = None
+    if reproduce and text and repo.is_dir():
+        from plan07 import reproduce as run_reproduction
+
+        with progressline.shown(quiet), progress.step("the issue's reproduction"):
+            rep = run_reproduction(repo, text, python=python, preamble=preamble)
+        line = rep.summary() if rep is not None else "the issue holds no Python code to run"
+        print(f"reproduction: {printable(line)}", file=sys.stderr)
+    with progressline.shown(quiet), progress.step(f"recon of {repo.resolve().name or repo}"):
+        built = evidence_report(repo, request=text, seeds=seed or None, depth=depth,
+                                reproduction=rep)
     for w in built.warnings:  # a file's name may hold any byte but / and NUL
         print(f"warning: {printable(w)}", file=sys.stderr)
     ev = built.evidence
