@@ -239,7 +239,10 @@ def test_names_spelled_as_the_repository_imports_them(tmp_path: Path) -> None:
     package's submodule is no session's variable (`app` below is the reporter's object)."""
     repo = make_repo(tmp_path, files={
         **SHOP, "tests/test_p.py": "import os\nimport shop.pricing as sp\n",
-        "shop/app.py": "", "shop/__init__.py": "from shop import app\n"})
+        "shop/app.py": "", "shop/__init__.py": "from shop import app\n",
+        # an environment inside the repository writes imports its own way: not read
+        **{f"myenv/lib/m{i}.py": "import shop.cart as sp\n" for i in range(3)},
+        "myenv/pyvenv.cfg": "home = /usr/bin\n"})
     issue = "```python\nos.getcwd()\nsp.discount(4, 0.5)\napp.run()\n```"
     rep = reproduce(repo, issue, python=sys.executable)
     assert rep is not None

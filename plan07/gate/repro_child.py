@@ -47,6 +47,9 @@ _IMPORT_AS = re.compile(r"^[ \t]*(?:>>> )?import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(
                         re.M)
 _FROM_AS = re.compile(r"^[ \t]*(?:>>> )?from[ \t]+([\w.]+)[ \t]+import[ \t]+(\w+)[ \t]+as[ \t]+"
                       r"(\w+)[ \t]*$", re.M)
+# folders whose files are not the repository's own way of writing imports: environments
+# (any folder holding a pyvenv.cfg too), installed packages, build output
+_NOT_OURS = {"node_modules", "site-packages", "build", "dist", "venv", "env", "__pycache__"}
 _SKIP = {"tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "build", "dist",
          "node_modules", "site-packages"}
 
@@ -136,8 +139,8 @@ class _Finder:
         if self.spelled is None:
             self.spelled = {}
             for d, dirs, files in os.walk(self.root):
-                dirs[:] = [x for x in dirs if not x.startswith(".") and x not in (
-                    "node_modules", "site-packages", "build", "dist")]
+                dirs[:] = [x for x in dirs if not x.startswith(".") and x not in _NOT_OURS
+                           and not os.path.isfile(os.path.join(d, x, "pyvenv.cfg"))]
                 for f in files:
                     if not f.endswith((".py", ".rst", ".md")):
                         continue
