@@ -203,6 +203,17 @@ def test_an_import_the_environment_lacks_is_a_problem(tmp_path: Path) -> None:
     assert rep.summary().startswith("the reproduction told nothing")
 
 
+def test_a_missing_optional_import_is_no_problem_when_the_rest_ran(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, files=SHOP)
+    issue = ("```python\nimport not_installed_plotting\n```\n\n"
+             "```python\nfrom shop.pricing import discount\ndiscount(4, 0.5)\n```")
+    rep = reproduce(repo, issue, python=sys.executable)
+    assert rep is not None
+    assert rep.problem is None
+    assert ("shop/pricing.py", 5, "discount") in rep.calls
+    assert not rep.complete  # the first snippet was cut short: no file is demoted
+
+
 def test_a_record_of_another_shape_is_a_problem() -> None:
     assert parse_record([1, 2], 1).problem == "the run left no record"
     assert parse_record({"calls": [["f.py", "x"]]}, 1).problem == "the run's record is malformed"

@@ -7,16 +7,16 @@ imports nothing but the standard library and is written for Python 3.6 and newer
 SNIPPETS.json: {"snippets": [code, ...], "preamble": code or null}. Runs the preamble (the
 session the project's issues assume, e.g. `from sympy import *`), then the snippets in order in
 one namespace, statement by statement (an expression's value is `_` and is shown, as in a
-session or a notebook: its repr, its `_repr_html_` / `_repr_png_`); a name
-the snippet's own code uses but never binds is taken from the repository (`_Finder`: a top-level
-package, a name it exports, a module-level definition), as the reporter's session had it
-imported, and the statement runs again. Import statements and the preamble run
-unwatched (what an import calls says nothing about the issue), every other statement under a
-profile hook counting the calls of each function. Writes RECORD.json: the snippets that ran, each
-error's type, first message line, frames in the repository and whether it cut the snippet short
-before it showed anything (`partial`: a missing name or module, the network, a file), the calls
-of functions
-defined under REPO, as (repo-relative file, first line, name, count). Stops at BUDGET_SECONDS
+session or a notebook: its repr, its `_repr_html_` / `_repr_png_`); a name the snippet's own
+code uses but never binds is taken from the repository (`_Finder`: a top-level package, a name
+it exports, how the repository's files import it, a module-level definition), as the
+reporter's session had it imported, and the statement runs again. Import statements and the
+preamble run unwatched (what an import calls says nothing about the issue), every other
+statement under a profile hook counting the calls of each function. Writes RECORD.json: the snippets that ran;
+each error's type, first message line, frames in the repository and whether it cut the snippet
+short before it showed anything (`partial`: a missing name or module, the network, a file); the
+calls of functions defined under REPO, as (repo-relative file, first line, name, count); a
+`problem` when an import failed and nothing of the repository ran. Stops at BUDGET_SECONDS
 (`timed_out`), keeping what it recorded.
 """
 
@@ -225,6 +225,7 @@ def main() -> None:
 
     ran = 0
     errors = []  # type: List[Dict[str, Any]]
+    import_failed = []  # type: List[str]
     record = {"timed_out": False}  # type: Dict[str, Any]
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     out, err = sys.stdout, sys.stderr
@@ -273,9 +274,9 @@ def main() -> None:
                                     threading.setprofile(prof)
                                     sys.setprofile(prof)
                     except ImportError as exc:
-                        if not watch and not counts:
-                            record["problem"] = "the snippet's import failed: %s" % (
-                                str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                        if not watch and not import_failed:
+                            import_failed.append((str(exc).splitlines()
+                                                  or [type(exc).__name__])[0][:200])
                         raise
                     finally:
                         sys.setprofile(None)
@@ -313,6 +314,8 @@ def main() -> None:
             key = (r, code.co_firstlineno, code.co_name)
             calls[key] = calls.get(key, 0) + n
     record["ran"], record["errors"], record["supplied"] = ran, errors, supplied
+    if import_failed and not calls and "problem" not in record:  # nothing else ran either
+        record["problem"] = "the snippet's import failed: %s" % import_failed[0]
     record["calls"] = [[f, line, fn, n] for (f, line, fn), n in sorted(calls.items())][:20000]
     with open(dst, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
