@@ -267,7 +267,8 @@ def test_a_snippet_cut_short_is_no_evidence_against_a_file(tmp_path: Path) -> No
     before do not demote the files it never reached, and an OSError's frames are not where the
     issue is."""
     repo = make_repo(tmp_path, files={
-        **FORMAT, "shop/data.py": "def fetch(name):\n    return open('/no/such/' + name)\n"})
+        **FORMAT, "shop/data.py": ("def fetch(name):\n    return open('/no/such/' + name)\n\n\n"
+                                   "def chart():\n    import not_installed_charts\n")})
     plain = build_evidence(repo, request=ROUNDING).localization[0].entity
     cut = ROUNDING.replace("print(money(2.675))", "print(money(2.675))\nprint(reporters_helper())")
     rep = reproduce(repo, cut, python=sys.executable)
@@ -282,6 +283,14 @@ def test_a_snippet_cut_short_is_no_evidence_against_a_file(tmp_path: Path) -> No
     assert rep.errors[0][2][-1].file == "shop/data.py"  # recorded,
     assert rep.frames == []  # but not read as the issue's traceback
     assert not rep.complete
+    # nor an optional module missing here, raised inside the project (a repr's plotting helper)
+    rep = reproduce(repo, ROUNDING.replace("print(money(2.675))",
+                                           "from shop.data import chart\nchart()"),
+                    python=sys.executable)
+    assert rep is not None
+    assert [k for k, _, _ in rep.errors] == ["ModuleNotFoundError"]
+    assert rep.errors[0][2][-1].func == "chart"
+    assert rep.frames == []
 
 
 def test_a_value_is_shown_as_a_session_shows_it_and_a_wrapped_error_points_inside(

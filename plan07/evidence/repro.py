@@ -50,7 +50,8 @@ class Reproduction:
     ran: int = 0  # snippets that ran to their end or raised (not cut by the time budget)
     errors: list[tuple[str, str, list[Frame]]] = field(default_factory=list)  # type, msg, frames
     partial: bool = False  # an error cut a snippet short (a name, a module, the network, a file)
-    environment: list[tuple[str, str, list[Frame]]] = field(default_factory=list)  # OSErrors
+    # errors of this machine's environment (OSError, ImportError): their frames are no evidence
+    environment: list[tuple[str, str, list[Frame]]] = field(default_factory=list)
     calls: dict[tuple[str, int, str], int] = field(default_factory=dict)  # (file, line, name)
     timed_out: bool = False
     supplied: list[str] = field(default_factory=list)  # names the snippets used, never imported
@@ -59,7 +60,8 @@ class Reproduction:
     @property
     def frames(self) -> list[Frame]:
         """The frames of the last error raised in the project's code (innermost last), unless
-        it was the reporter's environment (the network, a file) rather than the issue."""
+        it was the environment's (the network, a file, a missing optional module) rather than
+        the issue's."""
         for _, _, frames in reversed([e for e in self.errors if e not in self.environment]):
             if frames:
                 return frames

@@ -12,9 +12,10 @@ code uses but never binds is taken from the repository (`_Finder`: a top-level p
 it exports, how the repository's files import it, a module-level definition), as the
 reporter's session had it imported, and the statement runs again. Import statements and the
 preamble run unwatched (what an import calls says nothing about the issue), every other
-statement under a profile hook counting the calls of each function. Writes RECORD.json: the snippets that ran;
-each error's type, first message line, frames in the repository and whether it cut the snippet
-short before it showed anything (`partial`: a missing name or module, the network, a file); the
+statement under a profile hook counting the calls of each function. Writes RECORD.json: the
+snippets that ran; each error's type, first message line, frames in the repository, whether it
+cut the snippet short before it showed anything (`partial`: a missing name or module, the
+network, a file) and whether it is this machine's (`environment`: OSError, ImportError); the
 calls of functions defined under REPO, as (repo-relative file, first line, name, count); a
 `problem` when an import failed and nothing of the repository ran. Stops at BUDGET_SECONDS
 (`timed_out`), keeping what it recorded.
@@ -296,12 +297,14 @@ def main() -> None:
                             frames.append([r, fs.lineno, fs.name])
                 lines = str(exc).strip().splitlines()
                 # the snippet stopped before it showed anything: a name or module it lacks, a
-                # file or a host of the reporter's machine (OSError: the network, a path)
+                # file or a host of the reporter's machine (OSError: the network, a path); a
+                # module or host is this machine's environment, not the issue: its frames are
+                # not where the issue is (an optional dependency missing in a repr)
                 partial = isinstance(exc, (NameError, ImportError, OSError, SyntaxError))
                 errors.append({"block": i, "type": type(exc).__name__,
                                "message": (lines[0] if lines else "")[:200],
                                "frames": frames[-40:], "partial": partial,
-                               "environment": isinstance(exc, OSError)})
+                               "environment": isinstance(exc, (OSError, ImportError))})
     except OutOfTime:
         record["timed_out"] = True
     finally:
