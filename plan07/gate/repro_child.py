@@ -31,7 +31,7 @@ import signal
 import sys
 import threading
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 
 class OutOfTime(BaseException):
@@ -138,51 +138,62 @@ class _Finder:
         """Each name the repository's files (its tests, docs and examples too) bind by an
         import: `import numpy as np`, `import os`, `from a import b as c`; how often each way."""
         if self.spelled is None:
-            self.spelled = {}
-            for d, dirs, files in os.walk(self.root):
-                dirs[:] = [x for x in dirs if not x.startswith(".") and x not in _NOT_OURS
-                           and not os.path.isfile(os.path.join(d, x, "pyvenv.cfg"))]
-                for f in files:
-                    if not f.endswith((".py", ".rst", ".md")):
-                        continue
-                    try:
-                        with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
-                            text = fh.read()
-                    except OSError:
-                        continue
-                    for mod, alias in _IMPORT_AS.findall(text):
-                        self._count(alias or mod, mod, "")
-                    for mod, attr, alias in _FROM_AS.findall(text):
-                        self._count(alias, mod, attr)
+            spelled = {}  # type: Dict[str, Dict[Tuple[str, str], int]]
+
+            def count(name: str, mod: str, attr: str) -> None:
+                if "." not in name:
+                    ways = spelled.setdefault(name, {})
+                    ways[(mod, attr)] = ways.get((mod, attr), 0) + 1
+
+            for _, text in _texts(self.root, _ours, (".py", ".rst", ".md")):
+                for mod, alias in _IMPORT_AS.findall(text):
+                    count(alias or mod, mod, "")
+                for mod, attr, alias in _FROM_AS.findall(text):
+                    count(alias, mod, attr)
+            self.spelled = spelled
         return self.spelled
 
-    def _count(self, name: str, mod: str, attr: str) -> None:
-        if "." in name:
-            return
-        ways = self.spelled.setdefault(name, {})  # type: ignore[union-attr]
-        ways[(mod, attr)] = ways.get((mod, attr), 0) + 1
-
     def _defs(self) -> Dict[str, List[str]]:
+        """Each module-level `def`/`class` name of the library's modules (not its tests)."""
         if self.defs is None:
-            self.defs = {}
+            defs = {}  # type: Dict[str, List[str]]
             for base in self.bases:
                 for top in self.tops:
-                    for d, dirs, files in os.walk(os.path.join(base, top)):
-                        dirs[:] = [x for x in dirs if x not in _SKIP and not x.startswith(".")]
-                        for f in files:
-                            if not f.endswith(".py") or f.startswith("test_"):
-                                continue
-                            path = os.path.join(d, f)
-                            mod = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
-                            mod = mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
-                            try:
-                                with open(path, encoding="utf-8", errors="replace") as fh:
-                                    text = fh.read()
-                            except OSError:
-                                continue
-                            for n in _TOP_DEF.findall(text):
-                                self.defs.setdefault(n, []).append(mod)
+                    for path, text in _texts(os.path.join(base, top), _library, (".py",)):
+                        if os.path.basename(path).startswith("test_"):
+                            continue
+                        mod = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
+                        mod = mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+                        for n in _TOP_DEF.findall(text):
+                            defs.setdefault(n, []).append(mod)
+            self.defs = defs
         return self.defs
+
+
+def _ours(parent: str, name: str) -> bool:
+    """A folder whose files are the repository's own: not an environment inside it."""
+    return name not in _NOT_OURS and not os.path.isfile(os.path.join(parent, name, "pyvenv.cfg"))
+
+
+def _library(parent: str, name: str) -> bool:
+    """A folder of the library itself: not its tests, docs or build output."""
+    return name not in _SKIP
+
+
+def _texts(top: str, keep: Callable[[str, str], bool],
+           suffixes: Tuple[str, ...]) -> Iterator[Tuple[str, str]]:
+    """(path, text) of each file under `top` whose name ends in `suffixes`, in the folders
+    `keep(parent, name)` keeps, never a hidden one; a file that cannot be read is passed over."""
+    for d, dirs, files in os.walk(top):
+        dirs[:] = [x for x in dirs if not x.startswith(".") and keep(d, x)]
+        for f in files:
+            if f.endswith(suffixes):
+                path = os.path.join(d, f)
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        yield path, fh.read()
+                except OSError:
+                    continue
 
 
 def main() -> None:
