@@ -169,11 +169,12 @@ def run_one(row: dict[str, Any], *, quick: bool, reproduce: bool = False) -> Row
     with environment(dict(row.get("env") or {})):
         rep = None
         if reproduce:  # what `plan --reproduce` runs: the issue's own code, nothing of the gold
+            from plan07.evidence.repro import describe
             from plan07.gate.reproduce import reproduce as run_reproduction
 
             rep = run_reproduction(repo, problem, python=str(row["python"]),
                                    preamble=PREAMBLES.get(str(row["repo"])))
-            r.reproduction = rep.summary() if rep is not None else "no Python code in the issue"
+            r.reproduction = describe(rep)
         evidence = build_evidence(repo, request=problem, reproduction=rep)
         ranked = [x.entity for x in evidence.localization]
         hits = [ranked.index(g) + 1 for g in gold_entities(repo, str(row["patch"]), evidence)

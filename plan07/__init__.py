@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     )
     from plan07.evidence import build_evidence, load_evidence, neighbourhood, write_db
     from plan07.evidence.build import evidence_report
+    from plan07.evidence.repro import describe as describe_reproduction
     from plan07.flag import enabled, route
     from plan07.gate.reproduce import reproduce
     from plan07.order.derive import derive_order, explain, explain_violation
@@ -80,6 +81,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "neighbourhood": ("plan07.evidence", "neighbourhood"),
     "write_db": ("plan07.evidence", "write_db"),
     "reproduce": ("plan07.gate.reproduce", "reproduce"),  # an issue's snippets, run
+    "describe_reproduction": ("plan07.evidence.repro", "describe"),  # ... in one line
     "read_text": ("plan07.store.boundedio", "read_text"),
     # model clients (the §4 L slot)
     "make_client": ("plan07.decompose", "make_client"),
@@ -140,6 +142,7 @@ __all__ = [
     "check_engine",
     "decompose_requirement",
     "derive_order",
+    "describe_reproduction",
     "discover_fixtures",
     "display",
     "driver_view",

@@ -128,8 +128,9 @@ class Planner(PlanReader):
         pipeline.lint_after_baseline(draft, evidence, request)
         planner = cls(d, None if isinstance(llm, str) else client)
         if reproduce:
-            planner.reproduced = (reproduction.summary() if reproduction is not None
-                                  else "the issue holds no Python code to run")
+            from plan07.evidence.repro import describe
+
+            planner.reproduced = describe(reproduction)
         cp0 = draft.checkpoints[0]
         artifact.record(draft, cp0.id, "checkpoint", artifact.checkpoint_trace(cp0),
                         time=now or artifact.now())

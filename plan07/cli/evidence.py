@@ -53,12 +53,12 @@ def recon(
                          field="--reproduce")
     rep = None
     if reproduce and text and repo.is_dir():
+        from plan07 import describe_reproduction
         from plan07 import reproduce as run_reproduction
 
         with progressline.shown(quiet), progress.step("the issue's reproduction"):
             rep = run_reproduction(repo, text, python=python, preamble=preamble)
-        line = rep.summary() if rep is not None else "the issue holds no Python code to run"
-        print(f"reproduction: {printable(line)}", file=sys.stderr)
+        print(f"reproduction: {printable(describe_reproduction(rep))}", file=sys.stderr)
     with progressline.shown(quiet), progress.step(f"recon of {repo.resolve().name or repo}"):
         built = evidence_report(repo, request=text, seeds=seed or None, depth=depth,
                                 reproduction=rep)

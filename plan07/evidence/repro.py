@@ -96,6 +96,12 @@ class Reproduction:
         return "; ".join(parts)
 
 
+def describe(rep: Reproduction | None) -> str:
+    """The one line a user sees about a reproduction (`reproduce` gives None for an issue with
+    no Python code)."""
+    return rep.summary() if rep is not None else "the issue holds no Python code to run"
+
+
 def snippets(request: str) -> list[str]:
     """The issue's runnable Python, in order: each fenced block that parses as Python (an
     interactive session's `>>>` / `In [1]:` input lines only, its output dropped), and each run
