@@ -213,3 +213,52 @@ def test_tests_named_after_the_whole_name_come_before_more_of_a_part() -> None:
     assert tm.named_for("imported_members") == ["tests/test_autodoc.py"]
     assert tm.named_for("members") == ["tests/test_autodoc.py"]  # all three: the most
     assert tm.named_for("all") == []  # one word under 6 characters names no test
+
+
+MIXIN = {
+    "pkg/__init__.py": "",
+    "pkg/mixins/__init__.py": "",
+    "pkg/mixins/arith.py": "class ArithMixin:\n    def multiply(self, k):\n        return k\n",
+    "pkg/data.py": "from pkg.mixins.arith import ArithMixin\n\n\nclass Data(ArithMixin):\n"
+                   "    pass\n",
+    # the mixin's own tests reach it through a class built at run time: recon ties none
+    "pkg/mixins/tests/test_arith.py": "import importlib\n\n\ndef test_multiply():\n"
+                                      "    data = importlib.import_module('pkg.data')\n"
+                                      "    assert data.Data().multiply(2) == 2\n",
+    "pkg/tests/test_data.py": "from pkg.data import Data\nfrom pkg.mixins.arith import "
+                              "ArithMixin\n\n\ndef test_data():\n"
+                              "    assert ArithMixin().multiply(3) == Data().multiply(3)\n",
+}
+
+
+def test_a_new_test_joins_the_module_named_after_its_module_beside_it_though_untied(
+        tmp_path: Path) -> None:
+    """astropy files NDArithmeticMixin's tests in nddata/mixins/tests/test_ndarithmetic.py,
+    which reaches the mixin only through the classes using it: the repository's filing beats
+    the test module that happens to import it (test_ccddata.py)."""
+    tm = TestMap(build_evidence(write(tmp_path, MIXIN)))
+    assert tm.importing("pkg.mixins.arith.ArithMixin.multiply") == ["pkg/tests/test_data.py"]
+    assert tm.home("pkg.mixins.arith.ArithMixin.multiply") == "pkg/mixins/tests/test_arith.py"
+
+
+PACKAGE_NAMED = {
+    "lint/__init__.py": "",
+    "lint/config/__init__.py": "",
+    "lint/config/init.py": "def initialize(args):\n    return args\n",
+    # the package's tests import the package; a documentation check imports the function
+    "tests/config/test_config.py": "import lint.config\n\n\ndef test_options():\n"
+                                   "    assert lint.config\n",
+    "doc/test_docs.py": "from lint.config.init import initialize\n\n\ndef test_doc():\n"
+                        "    assert initialize([]) == []\n",
+}
+
+
+def test_a_new_test_joins_the_tests_named_after_its_package_in_the_mirroring_folder(
+        tmp_path: Path) -> None:
+    """pylint's tests of pylint/config/config_initialization.py are in
+    tests/config/test_config.py, not in doc/test_messages_documentation.py, which happens to
+    import it."""
+    tm = TestMap(build_evidence(write(tmp_path, PACKAGE_NAMED)))
+    assert tm.importing("lint.config.init.initialize") == ["doc/test_docs.py"]
+    assert tm.package_tests("lint/config/init.py") == ["tests/config/test_config.py"]
+    assert tm.home("lint.config.init.initialize") == "tests/config/test_config.py"

@@ -64,6 +64,12 @@ def named_after(test_file: str, module_file: str) -> bool:
     return False
 
 
+def _beside(test_file: str, module_file: str) -> bool:
+    """`test_file` is in the module's folder, a folder below it, or a folder beside it (its
+    own `tests/`; a top-level package's `tests/` beside the package)."""
+    return _common(test_file, module_file) + 1 >= module_file.count("/")
+
+
 def _has_run(said: list[str], words: list[str], k: int) -> bool:
     """`said` holds `k` consecutive words of `words`, in order."""
     return any(said[j:j + k] == words[i:i + k]
@@ -217,9 +223,11 @@ class TestMap:
     def home(self, entity: str) -> str | None:
         """The existing test module a new test of `entity` goes into: the one named after its
         module (the repository's own filing: `test_point.py` for `point.py`) that tests or imports
-        it; else, of those that do, one in the test folder mirroring its package (`mirrors`),
-        exercising it most; else the one whose tests exercise it (a method: its class) most;
-        else one named after it beside it; else the module whose tests link to its module most,
+        it; else one named after it beside it (`_beside`: its own tests folder), though recon ties
+        none to it; else, of those that test or import it, one in the test folder mirroring its
+        package (`mirrors`), exercising it most; else one named after its package in that folder
+        (`package_tests`); else the one whose tests exercise it (a method: its class) most;
+        else the module whose tests link to its module most,
         or that imports it closest; else the repository's one test module. None: no test module
         tests it (`new_home`). A class used everywhere (sympy's `Intersection`, 40 tests in
         test_solveset.py) is still filed with its module's tests."""
@@ -236,19 +244,31 @@ class TestMap:
         for f in named:
             if f in tied:
                 return f
+        if named and _beside(named[0], file):  # the repository's filing, though recon ties
+            return named[0]  # none to it (a mixin's methods, reached through the classes)
         if mirrored := [f for f in sorted(tied) if mirrors(f, file)]:
             return max(mirrored, key=lambda f: (own.get(f, 0), linked_files.get(f, 0),
                                                 _common(f, file)))
+        if package := self.package_tests(file):
+            return package[0]
         if own:
             return max(sorted(own), key=lambda f: (own[f], _common(f, file)))
-        if named and _common(named[0], file) + 1 >= file.count("/"):  # beside it: its folder
-            return named[0]
         if linked_files:
             return max(sorted(linked_files), key=lambda f: (linked_files[f], _common(f, file)))
         if importing or named:
             return importing[0] if importing else named[0]
         only = set(self.test_modules.values())  # a repository whose tests are one file
         return only.pop() if len(only) == 1 else None
+
+    def package_tests(self, module_file: str) -> list[str]:
+        """The test modules named after the module's package in the test folder mirroring it
+        (pylint's tests/config/test_config.py for pylint/config/config_initialization.py),
+        sorted."""
+        if posixpath.basename(module_file) == "__init__.py":
+            return []  # named after the package is named after the module (`named_tests`)
+        package = posixpath.dirname(module_file) + "/__init__.py"
+        return sorted(f for f in set(self.test_modules.values()) if f in self._with_tests
+                      and named_after(f, package) and mirrors(f, module_file))
 
     def unit(self, entity: str) -> str:
         """What a test of `entity` exercises: a method's class, else the entity."""
