@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plan07.evidence.softrank import cochange, commit_files, lex, lex_scores, tokens
+from plan07.evidence.history import commit_files
+from plan07.evidence.softrank import cochange, lex, lex_scores, tokens
 from plan07.model import ReconNode
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")

@@ -17,13 +17,14 @@ from plan07.caps import (
 )
 from plan07.errors import InputError
 from plan07.evidence.filerank import blend
+from plan07.evidence.history import commit_files, history_scores, past_commits
 from plan07.evidence.impact import impact
 from plan07.evidence.localize import issue_prose, localize
 from plan07.evidence.parse import is_test_file
 from plan07.evidence.recon import recon
 from plan07.evidence.repro import Reproduction, executed_entities, frame_tuples, informative
 from plan07.evidence.resolve import ReconResult
-from plan07.evidence.softrank import cochange, commit_files, lex_scores
+from plan07.evidence.softrank import cochange, lex_scores
 from plan07.model import ContextItem, Evidence, Impact, Localization, Recon, SoftRank
 
 # where a change lands is code: not these kinds, nor helpers in test files (pytest conventions),
@@ -81,9 +82,12 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
                           observed=frame_tuples(reproduction)) if request else {}
         if request and repo is not None:  # where the issue's words are (evidence.filerank)
             prose, code = issue_prose(request)  # its template sections left out
-            scores = blend(scores, rr.nodes, "\n".join([prose, *code]),
-                           _library(repo, rr, eligible), set(eligible),
-                           ran if informative(reproduction, ran) else None)
+            library = _library(repo, rr, eligible)
+            # and where fixes of reports like it went (evidence.history)
+            past = history_scores(prose, past_commits(repo), library)
+            scores = blend(scores, rr.nodes, "\n".join([prose, *code]), library,
+                           set(eligible), ran if informative(reproduction, ran) else None,
+                           history=past)
         ranked = sorted(scores, key=lambda e: (-scores[e], e))[:LOCALIZATION_TOP_K]
         localization = [Localization(entity=e, score=scores[e]) for e in ranked]
     anchors = [x.entity for x in localization]

@@ -29,6 +29,7 @@ NAMED = 1.0  # a names-first score this high: the issue writes the entity's name
 WRITTEN = 0.75  # at least this: the issue names it (a lexical overlap scores less)
 FILE_CEILING = 0.99  # the best file's pick: below an entity the issue writes out (NAMED)
 NOT_RUN = 0.5  # a file the issue's reproduction never entered, when plan07 ran it
+HISTORY_WEIGHT = 0.5  # times a file's share of the past commits that read like the issue
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -134,7 +135,8 @@ def body_scores(request: str, source: str, module: str, known: set[str]) -> dict
 
 def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
           sources: Mapping[str, str], eligible: set[str],
-          ran: Mapping[str, int] | None = None) -> dict[str, float]:
+          ran: Mapping[str, int] | None = None,
+          history: Mapping[str, float] | None = None) -> dict[str, float]:
     """The localization: each file scored by its normalized BM25 plus NAMED_WEIGHT times its
     best names-first score (`named`), normalized; in each of the FILES_RANKED best files, its
     entities the issue names (WRITTEN), else the definition its body ranks first, at the
@@ -160,8 +162,9 @@ def blend(named: Mapping[str, float], nodes: Sequence[ReconNode], request: str,
         if n.id in named and n.file:
             best_named[n.file] = max(best_named.get(n.file, 0.0), named[n.id])
             file_of[n.id] = n.file
+    past = history or {}
     comb = {f: bm.get(f, 0.0) + NAMED_WEIGHT * best_named.get(f, 0.0)
-            for f in set(bm) | set(best_named)}
+            + HISTORY_WEIGHT * past.get(f, 0.0) for f in set(bm) | set(best_named) | set(past)}
     entered = {f for n in nodes if ran and n.id in ran and (f := n.file)}
     if entered:
         comb = {f: s if f in entered else NOT_RUN * s for f, s in comb.items()}

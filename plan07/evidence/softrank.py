@@ -1,20 +1,17 @@
 """Soft-rank inputs for branch scores (§3.3 step 3): `lex`, the request's overlap with an entity's
 name and signature, and `cochange`, how often the entity's file changed with the anchor files in
-recent git history. Both in [0,1]. `lex` is pure; `cochange` reads `git log` (I/O).
+recent git history (read by plan07.evidence.history.commit_files). Both in [0,1]; pure.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 
 from plan07.model import ReconNode
 
 COCHANGE_MAX_COMMITS = 500  # the bounded window of history cochange reads
-COCHANGE_MAX_FILES_PER_COMMIT = 50  # a sweeping commit (reformat, rename) says nothing of coupling
 # Weights of where a token sits in an entity: its own name, its qualifiers, its signature.
 W_NAME, W_QUAL, W_SIG = 1.0, 0.5, 0.3
 _STOP = """
@@ -62,35 +59,6 @@ def lex(request_tokens: set[str], node: ReconNode) -> float:
 def lex_scores(request: str, nodes: Iterable[ReconNode]) -> dict[str, float]:
     req = set(tokens(request))
     return {n.id: s for n in nodes if (s := lex(req, n)) > 0.0}
-
-
-def commit_files(repo: Path, max_commits: int = COCHANGE_MAX_COMMITS) -> list[set[str]]:
-    """The repo-relative file sets of the last `max_commits` commits; [] for a non-git or shallow
-    directory (a shallow history would report coupling that is an artefact of the cut)."""
-    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
-        try:
-            res = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                                 timeout=60, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return res if res.returncode == 0 else None
-
-    top = git("rev-parse", "--show-toplevel", "--is-shallow-repository")
-    if top is None:
-        return []
-    lines = top.stdout.split()
-    if len(lines) < 2 or lines[-1] != "false":
-        return []
-    log = git("log", f"-n{max_commits}", "--no-merges", "--name-only", "--format=%x00",
-              "--relative", "--", ".")
-    if log is None:
-        return []
-    commits = []
-    for chunk in log.stdout.split("\0"):
-        files = {ln.strip() for ln in chunk.splitlines() if ln.strip()}
-        if files and len(files) <= COCHANGE_MAX_FILES_PER_COMMIT:
-            commits.append(files)  # --relative: paths are relative to `repo` already
-    return commits
 
 
 def cochange(commits: list[set[str]], anchors: Iterable[str], files: Iterable[str]
