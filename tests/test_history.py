@@ -80,3 +80,24 @@ def test_the_file_a_like_report_was_fixed_in_localizes_first(tmp_path: Path) -> 
     repo = with_history(tmp_path)
     ev = build_evidence(repo, request=ISSUE)
     assert [x.entity for x in ev.localization][:1] == ["pkg.table.write"]
+
+
+def test_a_sweeping_commit_and_a_file_gone_since_credit_nothing(tmp_path: Path) -> None:
+    """A reformat of the whole tree says nothing about one issue; a file a past fix changed
+    that the checkout no longer has is no place for this one."""
+    from plan07.evidence.history import HISTORY_MAX_FILES
+
+    repo = with_history(tmp_path)
+    many = {f"pkg/gen/m{i}.py": "X = 1\n" for i in range(HISTORY_MAX_FILES + 1)}
+    commit(repo, many, "Fix saving a sheet with no entries everywhere")
+    commit(repo, {"pkg/old.py": "def save():\n    pass\n"}, "Add the old sheet saver")
+    commit(repo, {"pkg/old.py": "def save(rows=()):\n    pass\n"},
+           "Fix saving a sheet with no entries in the old saver")
+    (repo / "pkg/old.py").unlink()
+    commit(repo, {}, "Drop the old saver")
+    commits = past_commits(repo)
+    assert not any(len(c.files) > HISTORY_MAX_FILES for c in commits)
+    library = {"pkg/report.py", "pkg/table.py"}
+    scores = history_scores(ISSUE, commits, library)
+    assert set(scores) <= library
+    assert max(scores, key=lambda f: scores[f]) == "pkg/table.py"
