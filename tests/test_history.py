@@ -9,7 +9,7 @@ from pathlib import Path
 from _smallplan import make_repo
 
 from plan07.evidence import build_evidence
-from plan07.evidence.history import Commit, history_scores, past_commits
+from plan07.evidence.history import Commit, commit_files, history_scores, past_commits
 
 
 def git(repo: Path, *args: str) -> None:
@@ -96,8 +96,9 @@ def test_a_sweeping_commit_and_a_file_gone_since_credit_nothing(tmp_path: Path) 
     (repo / "pkg/old.py").unlink()
     commit(repo, {}, "Drop the old saver")
     commits = past_commits(repo)
-    assert not any(len(c.files) > HISTORY_MAX_FILES for c in commits)
-    library = {"pkg/report.py", "pkg/table.py"}
+    assert [c.sweeping for c in commits].count(True) == 1
+    assert all(len(files) <= HISTORY_MAX_FILES for files in commit_files(repo, commits=commits))
+    assert commit_files(repo, commits=commits) == commit_files(repo)  # one read serves both
+    library = {"pkg/report.py", "pkg/table.py", *many}
     scores = history_scores(ISSUE, commits, library)
-    assert set(scores) <= library
-    assert max(scores, key=lambda f: scores[f]) == "pkg/table.py"
+    assert set(scores) == {"pkg/table.py"}  # not the reformat's files, not the gone pkg/old.py

@@ -17,7 +17,7 @@ from plan07.caps import (
 )
 from plan07.errors import InputError
 from plan07.evidence.filerank import blend
-from plan07.evidence.history import commit_files, history_scores, past_commits
+from plan07.evidence.history import Commit, commit_files, history_scores, past_commits
 from plan07.evidence.impact import impact
 from plan07.evidence.localize import issue_prose, localize
 from plan07.evidence.parse import is_test_file
@@ -68,6 +68,7 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
     graph = Recon(nodes=rr.nodes, edges=rr.edges)
     by_id = {n.id: n for n in rr.nodes}
     lexes = lex_scores(request, rr.nodes) if request else {}
+    commits: list[Commit] | None = None  # the history, once read (evidence.history)
     if seeds:
         entities = [resolve_seed(s, by_id) for s in seeds]
         localization = [Localization(entity=e, score=1.0) for e in dict.fromkeys(entities)]
@@ -84,7 +85,8 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
             prose, code = issue_prose(request)  # its template sections left out
             library = _library(repo, rr, eligible)
             # and where fixes of reports like it went (evidence.history)
-            past = history_scores(prose, past_commits(repo), library)
+            commits = past_commits(repo)
+            past = history_scores(prose, commits, library)
             scores = blend(scores, rr.nodes, "\n".join([prose, *code]), library,
                            set(eligible), ran if informative(reproduction, ran) else None,
                            history=past)
@@ -100,7 +102,8 @@ def assemble(rr: ReconResult, repo: Path | None, *, request: str | None,
         keep.setdefault(e)
     files = {f for e in keep if (f := by_id[e].file)}
     anchor_files = {f for e in anchors if (f := by_id[e].file)}
-    co = cochange(commit_files(repo), anchor_files, files) if repo and anchor_files else {}
+    co = (cochange(commit_files(repo, commits=commits), anchor_files, files)
+          if repo and anchor_files else {})
     soft = {
         e: SoftRank(lex=lexes.get(e, 0.0), cochange=co.get(by_id[e].file or "", 0.0))
         for e in sorted(keep)

@@ -30,6 +30,11 @@ class Commit:
     message: str
     files: tuple[str, ...]
 
+    @property
+    def sweeping(self) -> bool:
+        """A commit over HISTORY_MAX_FILES files: a reformat, a rename, a vendored update."""
+        return len(self.files) > HISTORY_MAX_FILES
+
 
 def git(repo: Path, *args: str) -> str | None:
     """`git -C repo ARGS`'s stdout, or None where git is missing, fails or hangs."""
@@ -50,8 +55,8 @@ def full_history(repo: Path) -> bool:
 
 
 def past_commits(repo: Path, max_commits: int = HISTORY_MAX_COMMITS) -> list[Commit]:
-    """The last `max_commits` non-merge commits behind HEAD: message and files (relative to
-    `repo`); [] outside git or in a shallow clone."""
+    """The last `max_commits` non-merge commits behind HEAD that changed a file below `repo`:
+    message and files (relative to `repo`); [] outside git or in a shallow clone."""
     if not full_history(repo):
         return []
     out = git(repo, "log", f"-n{max_commits}", "--no-merges", "--name-only",
@@ -62,23 +67,27 @@ def past_commits(repo: Path, max_commits: int = HISTORY_MAX_COMMITS) -> list[Com
     for chunk in out.split("\0")[1:]:
         message, _, names = chunk.partition("\x01")
         files = tuple(ln.strip() for ln in names.splitlines() if ln.strip())
-        if files and len(files) <= HISTORY_MAX_FILES:
+        if files:
             commits.append(Commit(message.strip(), files))
     return commits
 
 
-def commit_files(repo: Path, max_commits: int = COCHANGE_MAX_COMMITS) -> list[set[str]]:
-    """The file sets of the last `max_commits` commits `past_commits` keeps (soft-rank's
-    cochange, plan07.evidence.softrank); [] outside git or in a shallow clone."""
-    return [set(c.files) for c in past_commits(repo, max_commits)]
+def commit_files(repo: Path, max_commits: int = COCHANGE_MAX_COMMITS,
+                 commits: Sequence[Commit] | None = None) -> list[set[str]]:
+    """The file sets of the last `max_commits` commits, sweeping ones left out (soft-rank's
+    cochange, plan07.evidence.softrank): of `commits` when the history was read already,
+    else read now; [] outside git or in a shallow clone."""
+    window = past_commits(repo, max_commits) if commits is None else commits[:max_commits]
+    return [set(c.files) for c in window if not c.sweeping]
 
 
 def history_scores(request: str, commits: Sequence[Commit], library: Collection[str],
                    top: int = HISTORY_TOP_COMMITS) -> dict[str, float]:
     """Each library file's share of the `top` past commits whose messages BM25 ranks best for
     the request: a commit's score split evenly over the library files it changed (a file no
-    longer there, or a test, gets nothing), normalized to [0, 1]."""
-    docs = {str(i): Counter(words(c.message)) for i, c in enumerate(commits)}
+    longer there, or a test, gets nothing; a sweeping commit is no document), normalized to
+    [0, 1]."""
+    docs = {str(i): Counter(words(c.message)) for i, c in enumerate(commits) if not c.sweeping}
     raw = Index(docs).scores(Counter(words(request)))
     best = sorted((i for i in raw if raw[i] > 0), key=lambda i: (-raw[i], int(i)))[:top]
     out: defaultdict[str, float] = defaultdict(float)
