@@ -144,6 +144,44 @@ def test_the_innermost_own_frame_ranks_first(tmp_path: Path) -> None:
     assert ev.localization[0].entity == "pkg.conf.load"
 
 
+_SCALES = {
+    "pkg/__init__.py": "",
+    "pkg/plot.py": ("from pkg.scales import Continuous\n\n\nclass Plot:\n"
+                    "    def setup(self, data):\n        return Continuous().setup(data)\n"),
+    "pkg/scales.py": ("class Nominal:\n    def setup(self, data):\n        return data\n\n\n"
+                      "class Continuous:\n    def setup(self, data):\n"
+                      "        return data[1] - data[0]\n"),
+    "pkg/color_mapping_boolean_data.py": ("def color_mapping_boolean_data():\n"
+                                          "    return 'color mapping boolean data'\n"),
+}
+
+
+@pytest.mark.parametrize("frames", [
+    # IPython 8: `File PATH:LINE, in QUALNAME(args)`
+    ("File ~/code/pkg/pkg/plot.py:6, in Plot.setup(self, data)\n"
+     "----> 6 return Continuous().setup(data)\n\n"
+     "File ~/code/pkg/pkg/scales.py:8, in Continuous.setup(self, data)\n"
+     "----> 8 return data[1] - data[0]\n"),
+    # IPython 7: `PATH in FUNC(args)`, its line on the arrow below
+    ("~/venv/lib/python3.9/site-packages/pkg/plot.py in setup(self, data)\n"
+     "      5     def setup(self, data):\n----> 6         return Continuous().setup(data)\n\n"
+     "~/venv/lib/python3.9/site-packages/pkg/scales.py in setup(self, data)\n"
+     "      7     def setup(self, data):\n----> 8         return data[1] - data[0]\n"),
+])
+def test_an_ipython_traceback_localizes_like_pythons(tmp_path: Path, frames: str) -> None:
+    repo = _tree(tmp_path, _SCALES)
+    tb = ("Color mapping fails with boolean data\n\nColor mapping of boolean data fails: "
+          "color mapping boolean data is common.\n\n```python-traceback\n"
+          "TypeError                                 Traceback (most recent call last)\n"
+          f"{frames}\nTypeError: numpy boolean subtract is not supported\n```\n")
+    ev = build_evidence(repo, request=tb)
+    # the innermost frame's method, not `Nominal.setup` of the same file and name, nor the
+    # file the words fit best
+    assert ev.localization[0].entity == "pkg.scales.Continuous.setup"
+    assert not any(x.entity == "pkg.scales.Nominal.setup" and x.score >= 0.75
+                   for x in ev.localization)
+
+
 def test_a_bare_name_many_methods_share_names_the_one_function() -> None:
     nodes = [ReconNode(id="sym.refine", kind="module", file="sym/refine.py"),
              ReconNode(id="sym.refine.refine", kind="function", file="sym/refine.py", line=1),
@@ -241,6 +279,11 @@ def test_a_package_class_beside_a_same_named_module_gets_its_own_id(tmp_path: Pa
         ("varnames gains a keyword-only flag", "compatible"),
         ("Drop the `timeout` parameter from `call_historic`", "breaking"),
         ("`send` no longer takes `proxies`", "breaking"),
+        ("`reindex` should support a `fill_value` argument", "compatible"),
+        # an interface word with nothing changing it: a bug in the body
+        ("uniq modifies list argument", "body"),
+        ("expr.atoms() should return objects with no args instead of subclasses of Atom", "body"),
+        ("Traceback printed for unrecognized option. Add a check.", "body"),
     ],
 )
 def test_the_interface_change_is_what_the_request_says(text: str, shape: str) -> None:

@@ -44,11 +44,21 @@ COMMAND_CRITERION = re.compile(r"^`[^`]+` succeeds$")  # plan07 never runs it: t
 DEFAULT_WORDS = re.compile(r"default|\bold\b|backwards?[- ]compat|unchanged|as before", re.I)
 # What the request says of the interface (design.md "compatible vs breaking"): a change to a
 # signature is planned as one only when the request speaks of one; a body-only fix (most bug
-# reports) modifies the located entity and leaves its callers alone.
-SIGNATURE_WORDS = re.compile(
-    r"\b(?:param(?:eter)?s?|argument|args?|kwargs?|keyword|signature|flags?|options?|"
-    r"positional|no longer takes?|takes? (?:a|an|the|no)\b|accepts? (?:a|an|the)\b|"
-    r"rename[sd]?|gains?)\b", re.I)
+# reports) modifies the located entity and leaves its callers alone. A word of the interface
+# ("argument", "option") speaks of a change only beside a word that changes it, in one sentence:
+# "add a file mode parameter", not "uniq modifies list argument" nor "objects with no args".
+SIGNATURE_CHANGE = re.compile(
+    r"\b(?:no longer takes?|takes? (?:a|an|the|no)\b|accepts? (?:a|an|the)\b|rename[sd]?|"
+    r"gains?)\b", re.I)
+SIGNATURE_NOUNS = re.compile(
+    r"\b(?:param(?:eter)?s?|arguments?|args?|kwargs?|keywords?|signatures?|flags?|options?|"
+    r"positional)\b", re.I)
+CHANGE_WORDS = re.compile(
+    r"\b(?:add(?:s|ed|ing)?|new|accept(?:s|ed|ing)?|support(?:s|ed|ing)?|allow(?:s|ed|ing)?|"
+    r"takes?|expose[sd]?|introduc(?:e|es|ed|ing)|extra|optional|drop(?:s|ped)?|"
+    r"remov(?:e|es|ed)|delet(?:e|es|ed)|renam(?:e|es|ed)|deprecat(?:e|es|ed)|required|"
+    r"mandatory|positional)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.;:!?])\s+|\n+")
 BREAKING_WORDS = re.compile(
     r"\b(?:drop(?:s|ped)?|remov(?:e|es|ed)|delet(?:e|es|ed)|renam(?:e|es|ed)|required|"
     r"mandatory|positional|no longer takes?)\b", re.I)
@@ -112,7 +122,8 @@ def interface_change(text: str) -> str:
     "compatible" (one added, a flag gained: widen, then rebind its direct consumers, design.md
     "a compatible change lands before its consumers' rebinds"), else "body" (no widen, no
     rebind)."""
-    if not SIGNATURE_WORDS.search(text):
+    if not SIGNATURE_CHANGE.search(text) and not any(
+            SIGNATURE_NOUNS.search(x) and CHANGE_WORDS.search(x) for x in _SENTENCE.split(text)):
         return "body"
     return "breaking" if BREAKING_WORDS.search(text) else "compatible"
 

@@ -50,6 +50,12 @@ _HEADING = re.compile(
     r"^\s*(?:#{1,6}\s+(.+?)\s*#*|\*\*([^*]{1,80})\*\*:?|([A-Z][\w /'-]{2,40}):)\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _FRAME = re.compile(r'File "([^"\n]+\.py)", line (\d+), in ([\w<>]+)')
+# IPython's and Jupyter's tracebacks: `File ~/seaborn/_core/scales.py:351, in
+# ContinuousBase._setup(self, data)` (IPython 8) and `~/site-packages/seaborn/axisgrid.py in
+# map(self, func, **kwargs)`, its line on the `--> 1265` arrow below it (IPython 7)
+_FRAME_IPY = re.compile(r"File (\S+\.py):(\d+), in ([\w.<>]+)")
+_FRAME_IPY7 = re.compile(r"^\s*(\S+\.py) in ([\w.<>]+)\(")
+_ARROW = re.compile(r"^\s*-+>\s*(\d+)\b")
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _DOTTED = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w-]+/)+[\w-]+\.py)\b")
@@ -89,7 +95,7 @@ def issue_prose(text: str) -> tuple[str, list[str]]:
         if skip:
             continue
         if (line.startswith(("    ", "\t")) or line.lstrip().startswith((">>>", "File \""))
-                or _PROSE_CODE.match(line)):
+                or _PROSE_CODE.match(line) or is_frame(line)):
             code.append(line)
         else:
             prose.append(line)
@@ -192,10 +198,16 @@ class _Names:
             exact = [tail] if tail in self.by_file else []
             files = exact or (self.by_tail.get(tail, []) if k > 1 else [])
             if len(files) == 1:
-                hits = [n.id for n in self.by_file[files[0]]  # `saferepr` in saferepr.py:
-                        if n.id.rpartition(".")[2] == func and n.kind != "module"]  # the def
-                # a nested function recon has no node for: what encloses the frame's line
-                return min(hits, key=len) if hits else self.enclosing(files[0], line)
+                defs = [n for n in self.by_file[files[0]] if n.kind != "module"]
+                hits = [n.id for n in defs if n.id.endswith("." + func)]  # IPython's qualname
+                hits = hits or [n.id for n in defs  # `saferepr` in saferepr.py: the def
+                                if n.id.rpartition(".")[2] == func.rpartition(".")[2]]
+                # of same-named methods, the one holding the frame's line; a nested function
+                # recon has no node for: what encloses the frame's line
+                at = self.enclosing(files[0], line)
+                if len(hits) > 1 and at in hits:
+                    return at
+                return min(hits, key=len) if hits else at
         return None
 
     def enclosing(self, file: str, line: int) -> str | None:
@@ -205,6 +217,32 @@ class _Names:
             if (n.line or 0) <= line and n.kind in CODE_KINDS:
                 best = n.id
         return best
+
+
+def is_frame(line: str) -> bool:
+    """`line` heads a traceback frame, in Python's or IPython's form."""
+    return bool(_FRAME.search(line) or _FRAME_IPY.search(line) or _FRAME_IPY7.match(line))
+
+
+def frames_in(lines: Sequence[str]) -> list[tuple[str, str, int]]:
+    """The traceback frames written in `lines`, outermost first: (path, function, line). The
+    function is as the traceback writes it (`ContinuousBase._setup` in IPython 8); an IPython
+    7 frame's line is its first `-->` arrow's, 0 when it has none."""
+    out: list[tuple[str, str, int]] = []
+    pending: int | None = None  # an IPython 7 frame waiting for its arrow
+    for ln in lines:
+        if pending is not None and (a := _ARROW.match(ln)):
+            path, func, _ = out[pending]
+            out[pending] = (path, func, int(a.group(1)))
+            pending = None
+            continue
+        if m := _FRAME_IPY7.match(ln):
+            out.append((m.group(1), m.group(2), 0))
+            pending = len(out) - 1
+            continue
+        out += [(m.group(1), m.group(3), int(m.group(2)))
+                for rx in (_FRAME, _FRAME_IPY) for m in rx.finditer(ln)]
+    return out
 
 
 _CALL = re.compile(r"(?<![\w])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\s*\(")
@@ -218,7 +256,7 @@ def called_in(code: Sequence[str]) -> list[str]:
                for m in re.finditer(r"^\s*(?:def|class)\s+(\w+)", ln)}
     out: list[str] = []
     for ln in code:
-        if _DEF.match(ln) or _FRAME.search(ln) or ln.lstrip().startswith(("Traceback", "File ")):
+        if _DEF.match(ln) or is_frame(ln) or ln.lstrip().startswith(("Traceback", "File ")):
             continue
         out += [m.group(1) for m in _CALL.finditer(ln)]
     return list(dict.fromkeys(n for n in out if n not in _BUILTINS and n not in defined
@@ -251,9 +289,7 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
     for name in called_in(code):
         for hit, s in ix.resolve(name):
             put(hit, CALLED * s * (EXCEPTION_FACTOR if _EXCEPTION.search(hit) else 1.0))
-    frames = [(m.group(1), m.group(3), int(m.group(2)))
-              for line in [*code, *prose.splitlines()] for m in _FRAME.finditer(line)]
-    frames += observed
+    frames = [*frames_in([*code, *prose.splitlines()]), *observed]
     innermost = None
     for depth, (path, func, line) in enumerate(frames):  # the innermost frame is the last one
         at = ix.frame(path, func, line)
@@ -267,7 +303,7 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
     put(innermost, NAMED)
     if sources:
         quoted = {ln.strip() for ln in [*code, *prose.splitlines()]
-                  if len(ln.strip()) >= 12 and _CODE_LINE.search(ln) and not _FRAME.search(ln)}
+                  if len(ln.strip()) >= 12 and _CODE_LINE.search(ln) and not is_frame(ln)}
         for file, text in sources.items():
             for i, ln in enumerate(text.splitlines(), 1):
                 if ln.strip() in quoted:

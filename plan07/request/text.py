@@ -37,6 +37,7 @@ _COLON_HEADING = re.compile(r"^([A-Za-z][A-Za-z /'-]{2,40}):\s*$")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[a-z]\))\s+(?:\[([ xX])\]\s+)?(.*)$")
 _CODE_LINE = re.compile(
     r"^(?:>>>|\.\.\.\s|\$ |In \[\d+\]:|Out\[\d+\]:|E\s{2,}|File \"|\|)|"
+    r"^(?:File \S+\.py:\d+, in |\S+\.py in [\w.<>]+\(|-+>\s*\d+)|"  # IPython's frames
     r"^(?:During handling of the above exception|The above exception was the direct cause)"
 )
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\)")
