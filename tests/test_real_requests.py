@@ -182,6 +182,26 @@ def test_an_ipython_traceback_localizes_like_pythons(tmp_path: Path, frames: str
                    for x in ev.localization)
 
 
+def test_a_call_that_does_not_bind_localizes_the_callee(tmp_path: Path) -> None:
+    repo = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/printer.py": ("class Printer:\n    def _print(self, expr, **kwargs):\n"
+                           "        return getattr(self, '_print_' + expr)(expr, **kwargs)\n"),
+        "pkg/latex.py": ("from pkg.printer import Printer\n\n\nclass Latex(Printer):\n"
+                         "    def _print_Pow(self, expr):\n"
+                         "        return self._print(expr, exp=2)\n\n"
+                         "    def _print_Step(self, expr):\n        return expr\n"),
+    })
+    tb = ("latex of a power of a step fails\n\n```\nTraceback (most recent call last):\n"
+          '  File "/venv/site-packages/pkg/latex.py", line 6, in _print_Pow\n'
+          '  File "/venv/site-packages/pkg/printer.py", line 3, in _print\n'
+          "TypeError: _print_Step() got an unexpected keyword argument 'exp'\n```\n")
+    score = localize(tb, recon(repo).nodes)
+    # the call was made in `Printer._print`, but the error is about `_print_Step`'s signature
+    assert max(score, key=lambda e: score[e]) == "pkg.latex.Latex._print_Step"
+    assert score["pkg.printer.Printer._print"] < 1.0
+
+
 def test_a_bare_name_many_methods_share_names_the_one_function() -> None:
     nodes = [ReconNode(id="sym.refine", kind="module", file="sym/refine.py"),
              ReconNode(id="sym.refine.refine", kind="function", file="sym/refine.py", line=1),

@@ -65,6 +65,13 @@ _MANGLED_DUNDER = re.compile(r"\.\*\*(\w+)\*\*")  # GitHub renders `X.__init__` 
 _CODE_LINE = re.compile(r"[=(]")
 # a line of code pasted into prose (a call or an assignment): read for quoted source, not names
 _PROSE_CODE = re.compile(r"^\s*(?:[\w.]+\(.*\)|[\w.\[\]'\"]+\s*[:=]\s*\S.*)\s*$")
+# A call that does not bind raises in its caller's frame, about the callee it names:
+# `_print_X() got an unexpected keyword argument 'exp'` is a fact of `_print_X`'s signature,
+# and the innermost frame is only where the call was made.
+_SIGNATURE_ERROR = re.compile(
+    r"\b([A-Za-z_]\w*)\(\) (?:got an unexpected keyword argument|got multiple values for|"
+    r"missing \d+ required (?:positional |keyword-only )?argument|"
+    r"takes (?:from )?\d+ (?:to \d+ )?positional argument)")
 _VENDORED = re.compile(r"(?:^|/)(?:packages|vendor|_vendor|vendored|extern|third_party)/")
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning)$")
 EXCEPTION_FACTOR = 0.7  # a named exception is usually what is raised, not where the fix goes
@@ -299,8 +306,14 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
         put(at, (FRAME if own else FRAME * EXCEPTION_FACTOR) + 0.1 * (depth + 1) / len(frames))
         if own and ix.by_id[at].kind != "test":
             innermost = at
-    # where the error surfaced in the project's own code: read as if the issue named it
-    put(innermost, NAMED)
+    # where the error surfaced in the project's own code: read as if the issue named it, unless
+    # the error is a call that did not bind: then what it names is the callee
+    callees = _SIGNATURE_ERROR.findall(request)
+    if not callees:
+        put(innermost, NAMED)
+    for name in dict.fromkeys(callees):
+        for hit, s in ix.resolve(name):
+            put(hit, s)
     if sources:
         quoted = {ln.strip() for ln in [*code, *prose.splitlines()]
                   if len(ln.strip()) >= 12 and _CODE_LINE.search(ln) and not is_frame(ln)}
