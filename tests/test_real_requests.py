@@ -191,15 +191,20 @@ def test_a_call_that_does_not_bind_localizes_the_callee(tmp_path: Path) -> None:
                          "    def _print_Pow(self, expr):\n"
                          "        return self._print(expr, exp=2)\n\n"
                          "    def _print_Step(self, expr):\n        return expr\n"),
+        "pkg/pretty.py": ("from pkg.printer import Printer\n\n\nclass Pretty(Printer):\n"
+                          "    def _print_Step(self, expr):\n        return expr\n"),
     })
     tb = ("latex of a power of a step fails\n\n```\nTraceback (most recent call last):\n"
           '  File "/venv/site-packages/pkg/latex.py", line 6, in _print_Pow\n'
           '  File "/venv/site-packages/pkg/printer.py", line 3, in _print\n'
           "TypeError: _print_Step() got an unexpected keyword argument 'exp'\n```\n")
     score = localize(tb, recon(repo).nodes)
-    # the call was made in `Printer._print`, but the error is about `_print_Step`'s signature
+    # the call was made in `Printer._print`, but the error is about `_print_Step`'s signature:
+    # the one in latex.py, where the traceback passes, not pretty.py's
     assert max(score, key=lambda e: score[e]) == "pkg.latex.Latex._print_Step"
+    assert score["pkg.latex.Latex._print_Step"] == 1.0
     assert score["pkg.printer.Printer._print"] < 1.0
+    assert score.get("pkg.pretty.Pretty._print_Step", 0.0) < 1.0
 
 
 def test_a_bare_name_many_methods_share_names_the_one_function() -> None:

@@ -298,21 +298,26 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
             put(hit, CALLED * s * (EXCEPTION_FACTOR if _EXCEPTION.search(hit) else 1.0))
     frames = [*frames_in([*code, *prose.splitlines()]), *observed]
     innermost = None
+    passed: set[str] = set()  # the files the traceback passes through
     for depth, (path, func, line) in enumerate(frames):  # the innermost frame is the last one
         at = ix.frame(path, func, line)
         if at is None:
             continue
+        passed.add(ix.by_id[at].file or "")
         own = not _VENDORED.search(ix.by_id[at].file or "")
         put(at, (FRAME if own else FRAME * EXCEPTION_FACTOR) + 0.1 * (depth + 1) / len(frames))
         if own and ix.by_id[at].kind != "test":
             innermost = at
     # where the error surfaced in the project's own code: read as if the issue named it, unless
-    # the error is a call that did not bind: then what it names is the callee
+    # the error is a call that did not bind: then what it names is the callee, and of several
+    # so named (every printer's `_print_X`) the one in a file the traceback passes through
     callees = _SIGNATURE_ERROR.findall(request)
     if not callees:
         put(innermost, NAMED)
     for name in dict.fromkeys(callees):
-        for hit, s in ix.resolve(name):
+        hits = ix.resolve(name)
+        near = [h for h, _ in hits if ix.by_id[h].file in passed]
+        for hit, s in ([(h, NAMED) for h in near] if len(near) == 1 else hits):
             put(hit, s)
     if sources:
         quoted = {ln.strip() for ln in [*code, *prose.splitlines()]
