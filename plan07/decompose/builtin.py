@@ -53,15 +53,15 @@ SIGNATURE_CHANGE = re.compile(
 SIGNATURE_NOUNS = re.compile(
     r"\b(?:param(?:eter)?s?|arguments?|args?|kwargs?|keywords?|signatures?|flags?|options?|"
     r"positional)\b", re.I)
-CHANGE_WORDS = re.compile(
-    r"\b(?:add(?:s|ed|ing)?|new|accept(?:s|ed|ing)?|support(?:s|ed|ing)?|allow(?:s|ed|ing)?|"
-    r"takes?|expose[sd]?|introduc(?:e|es|ed|ing)|extra|optional|drop(?:s|ped)?|"
-    r"remov(?:e|es|ed)|delet(?:e|es|ed)|renam(?:e|es|ed)|deprecat(?:e|es|ed)|required|"
-    r"mandatory|positional)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.;:!?])\s+|\n+")
 BREAKING_WORDS = re.compile(
     r"\b(?:drop(?:s|ped)?|remov(?:e|es|ed)|delet(?:e|es|ed)|renam(?:e|es|ed)|required|"
     r"mandatory|positional|no longer takes?)\b", re.I)
+CHANGE_WORDS = re.compile(  # a word that changes an interface: adds to it, or breaks it
+    r"\b(?:add(?:s|ed|ing)?|new|accept(?:s|ed|ing)?|support(?:s|ed|ing)?|allow(?:s|ed|ing)?|"
+    r"takes?|expose[sd]?|introduc(?:e|es|ed|ing)|extra|optional|deprecat(?:e|es|ed))\b|"
+    + BREAKING_WORDS.pattern,
+    re.I)
 
 
 @dataclass

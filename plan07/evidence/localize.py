@@ -303,8 +303,9 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
         at = ix.frame(path, func, line)
         if at is None:
             continue
-        passed.add(ix.by_id[at].file or "")
-        own = not _VENDORED.search(ix.by_id[at].file or "")
+        file = ix.by_id[at].file or ""
+        passed.add(file)
+        own = not _VENDORED.search(file)
         put(at, (FRAME if own else FRAME * EXCEPTION_FACTOR) + 0.1 * (depth + 1) / len(frames))
         if own and ix.by_id[at].kind != "test":
             innermost = at
