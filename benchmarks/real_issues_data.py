@@ -10,6 +10,7 @@ import ast
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from plan07.model import Evidence
@@ -27,29 +28,43 @@ def test_list(value: object) -> list[str]:
     return value
 
 
+def _bad(message: str) -> SystemExit:
+    """A bad instances file: one `error:` line on stderr, exit 2."""
+    print(f"error: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
 def load_instances(path: Path, checkouts: Path | None) -> list[dict[str, object]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _bad(f"{path}: cannot read it: {exc.strerror or exc}") from None
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        row = json.loads(line)
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not a JSON object")
+            row["FAIL_TO_PASS"] = test_list(row.get("FAIL_TO_PASS", "[]"))
+            row["PASS_TO_PASS"] = test_list(row.get("PASS_TO_PASS", "[]"))
+        except ValueError as exc:  # json.JSONDecodeError is one
+            raise _bad(f"{path}:{n}: {exc}") from None
         for key in ("instance_id", "repo", "base_commit", "problem_statement", "patch"):
             if not isinstance(row.get(key), str):
-                raise SystemExit(f"error: {path}:{n}: field {key!r} missing or not a string")
-        row["FAIL_TO_PASS"] = test_list(row.get("FAIL_TO_PASS", "[]"))
-        row["PASS_TO_PASS"] = test_list(row.get("PASS_TO_PASS", "[]"))
+                raise _bad(f"{path}:{n}: field {key!r} missing or not a string")
         co = row.get("checkout") or (checkouts / str(row["instance_id"]) if checkouts else None)
         if not co or not Path(str(co)).is_dir():
-            raise SystemExit(f"error: {path}:{n}: no checkout for {row['instance_id']}")
+            raise _bad(f"{path}:{n}: no checkout for {row['instance_id']}")
         head = subprocess.run(["git", "-C", str(co), "rev-parse", "HEAD"], capture_output=True,
                               text=True, check=False).stdout.strip()
         if head != row["base_commit"]:
-            raise SystemExit(f"error: {co} is at {head[:12]}, not base_commit "
-                             f"{str(row['base_commit'])[:12]}")
+            raise _bad(f"{co} is at {head[:12]}, not base_commit {str(row['base_commit'])[:12]}")
         row["checkout"] = str(co)
         env = row.get("env") or {}
         if not isinstance(env, dict):
-            raise SystemExit(f"error: {path}:{n}: field 'env' is not an object")
+            raise _bad(f"{path}:{n}: field 'env' is not an object")
         row["env"] = {str(k): str(v) for k, v in env.items()}
         out.append(row)
     return out
