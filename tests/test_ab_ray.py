@@ -195,9 +195,7 @@ def local_run(tmp_path_factory: pytest.TempPathFactory, commits: Path) -> Path:
 
 def _ray_run(out: Path, args: list[str] = ARGS) -> dict[str, Any]:
     token = TOKEN.stat().st_mtime if TOKEN.exists() else None
-    t0 = time.monotonic()
-    assert main([*args, "--out", str(out), "--ray", "local"]) == 0
-    assert time.monotonic() - t0 < 120
+    assert main([*args, "--out", str(out), "--ray", "local"]) == 0  # a hang: pytest-timeout
     assert (TOKEN.stat().st_mtime if TOKEN.exists() else None) == token  # no ~/.ray write
     res: dict[str, Any] = json.loads((out / "results.json").read_text())
     return res
@@ -291,7 +289,7 @@ def _session(sid: int) -> list[int]:
 
 @needs_ray
 @pytest.mark.slow
-def test_ctrl_c_cancels_the_outstanding_units_and_writes_nothing(tmp_path: Path) -> None:
+def test_ctrl_c_ends_the_outstanding_units_and_writes_nothing(tmp_path: Path) -> None:
     """Ctrl-C in a terminal: SIGINT to the whole foreground group, after the first unit is
     back. The run stops (exit 130, one line), nothing is written, no Ray process is left."""
     out = tmp_path / "ab"

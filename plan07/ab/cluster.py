@@ -5,9 +5,10 @@ its snapshot packed and shipped with it (`plan07.ab.shipping`: never read from t
 disk), and the config; the row it returns is the local runner's row. A worker that dies is
 retried by Ray (`max_retries`); a unit that ran more than once, or was lost once its retries
 were spent (then also a salvaged, unresolved row with the reason), is listed in results.json's
-`retried`, never dropped. Ctrl-C cancels what is still outstanding. Units are submitted task by
-task in a window of twice the cluster's CPUs, so only the snapshots in flight are held in the
-object store. Ray is optional (the scale extra, plan07.extras) and imported here only.
+`retried`, never dropped. Ctrl-C ends the job, and with it every unit still out. Units are
+submitted task by task in a window of twice the cluster's CPUs, so only the snapshots in flight
+are held in the object store. Ray is optional (the scale extra, plan07.extras) and imported here
+only.
 """
 
 from __future__ import annotations
@@ -158,8 +159,10 @@ def gather(ray: Any, tasks: list[Task], config: Config, todo: list[Unit], retrie
                 if progress:
                     progress(len(rows), len(todo), row)
     except KeyboardInterrupt:
-        for ref in pending:
-            ray.cancel(ref, force=True)
+        # Ctrl-C: no `ray.cancel` of the units still out. A cancel that crosses a unit's reply
+        # aborts this process inside Ray's core worker ("Tried to complete task that was not
+        # pending", ray-project/ray#54798, still so in 2.60). `connect` shuts the driver down
+        # instead: its job ends, and every raylet ends the workers running the job's tasks.
         raise
     retried.sort(key=lambda n: (n["run"], n["task_index"], n["strategy"]))
     return rows, retried
