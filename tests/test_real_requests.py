@@ -207,6 +207,39 @@ def test_a_call_that_does_not_bind_localizes_the_callee(tmp_path: Path) -> None:
     assert score.get("pkg.pretty.Pretty._print_Step", 0.0) < 1.0
 
 
+def test_a_callee_written_with_its_class_localizes_that_class(tmp_path: Path) -> None:
+    """Python >= 3.10 writes the callee's qualname: `RST.__init__()` is RST's constructor, not
+    one of every `__init__`; RST only inheriting it, RST is where an override goes."""
+    repo = _tree(tmp_path, {
+        "io/__init__.py": "",
+        "io/core.py": ("def get_writer(Writer, **kwargs):\n    return Writer(**kwargs)\n\n\n"
+                       "class Base:\n    def __init__(self):\n        pass\n"),
+        "io/fixed.py": ("from io.core import Base\n\n\nclass Fixed(Base):\n"
+                        "    def __init__(self, header_rows=None):\n"
+                        "        self.rows = header_rows\n\n"
+                        "    def write(self, lines):\n        return lines\n"),
+        "io/rst.py": "from io.fixed import Fixed\n\n\nclass RST(Fixed):\n    pass\n",
+        "io/html.py": ("from io.core import Base\n\n\nclass HTML(Base):\n"
+                       "    def __init__(self, htmldict=None):\n        self.html = htmldict\n\n"
+                       "    def write(self, lines):\n        return lines\n"),
+    })
+    tb = ("Please support header rows in RestructuredText output\n\n```\n"
+          "Traceback (most recent call last):\n"
+          '  File "/usr/lib/python3/dist-packages/io/core.py", line 2, in get_writer\n'
+          "    return Writer(**kwargs)\n"
+          "TypeError: RST.__init__() got an unexpected keyword argument 'header_rows'\n```\n")
+    score = localize(tb, recon(repo).nodes)
+    assert max(score, key=lambda e: score[e]) == "io.rst.RST"
+    assert score["io.rst.RST"] == 1.0
+    assert score["io.core.get_writer"] < 1.0  # where the call was made, a frame only
+    # a method the class defines is that one, wherever the traceback passes
+    score = localize(tb.replace("RST.__init__()", "HTML.write()").replace(
+        "got an unexpected keyword argument 'header_rows'", "takes 2 positional arguments"),
+        recon(repo).nodes)
+    assert max(score, key=lambda e: score[e]) == "io.html.HTML.write"
+    assert score.get("io.fixed.Fixed.write", 0.0) < 1.0
+
+
 def test_a_bare_name_many_methods_share_names_the_one_function() -> None:
     nodes = [ReconNode(id="sym.refine", kind="module", file="sym/refine.py"),
              ReconNode(id="sym.refine.refine", kind="function", file="sym/refine.py", line=1),

@@ -68,8 +68,9 @@ _PROSE_CODE = re.compile(r"^\s*(?:[\w.]+\(.*\)|[\w.\[\]'\"]+\s*[:=]\s*\S.*)\s*$"
 # A call that does not bind raises in its caller's frame, about the callee it names:
 # `_print_X() got an unexpected keyword argument 'exp'` is a fact of `_print_X`'s signature,
 # and the innermost frame is only where the call was made.
-_SIGNATURE_ERROR = re.compile(
-    r"\b([A-Za-z_]\w*)\(\) (?:got an unexpected keyword argument|got multiple values for|"
+_SIGNATURE_ERROR = re.compile(  # the callee as Python >= 3.10 writes it: `RST.__init__()`
+    r"\b((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(\) (?:got an unexpected keyword argument|"
+    r"got multiple values for|"
     r"missing \d+ required (?:positional |keyword-only )?argument|"
     r"takes (?:from )?\d+ (?:to \d+ )?positional argument)")
 _VENDORED = re.compile(r"(?:^|/)(?:packages|vendor|_vendor|vendored|extern|third_party)/")
@@ -317,6 +318,9 @@ def localize(request: str, nodes: Sequence[ReconNode], *, sources: Mapping[str, 
         put(innermost, NAMED)
     for name in dict.fromkeys(callees):
         hits = ix.resolve(name)
+        owner = name.rpartition(".")[0]  # `RST.__init__()`, a method RST only inherits: RST,
+        if owner and not any(h == name or h.endswith("." + name) for h, _ in hits):
+            hits = ix.resolve(owner) or hits  # where an override would go
         near = [h for h, _ in hits if ix.by_id[h].file in passed]
         for hit, s in ([(h, NAMED) for h in near] if len(near) == 1 else hits):
             put(hit, s)
