@@ -240,6 +240,33 @@ def test_a_callee_written_with_its_class_localizes_that_class(tmp_path: Path) ->
     assert score.get("io.fixed.Fixed.write", 0.0) < 1.0
 
 
+def test_a_frame_in_a_file_since_renamed_finds_its_function(tmp_path: Path) -> None:
+    """The reporter's release had pkg/_core.py; at the commit it is pkg/_oldcore.py. The
+    frame's function is found there by name (of two so named, the one nearer the frame's
+    line); a frame of another package's file of the same name is not the repository's."""
+    lookup = "    def _lookup_single(self, key):\n        return self.table[key]\n"
+    repo = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/_oldcore.py": ("class Hue:\n" + lookup + "\n\n" + "# size\n" * 40
+                            + "class Size:\n" + lookup),
+        "pkg/grid.py": "class Grid:\n    def map(self, func):\n        return func()\n",
+    })
+    tb = ("Grid errors with hue assigned in map\n\n```\n"
+          "TypeError                                 Traceback (most recent call last)\n"
+          "<ipython-input-3-46dd21e9c95a> in <module>\n----> 4 g.map(f)\n\n"
+          "~/env/lib/python3.8/site-packages/pkg/grid.py in map(self, func)\n"
+          "----> 3         return func()\n\n"
+          "~/env/lib/python3.8/site-packages/pkg/_core.py in _lookup_single(self, key)\n"
+          "----> 3         return self.table[key]\n\nTypeError: 'NoneType' object\n```\n")
+    score = localize(tb, recon(repo).nodes)
+    assert max(score, key=lambda e: score[e]) == "pkg._oldcore.Hue._lookup_single"
+    assert score.get("pkg._oldcore.Size._lookup_single", 0.0) < score["pkg.grid.Grid.map"]
+    other = localize(tb.replace("site-packages/pkg/_core.py", "site-packages/other/_core.py"),
+                     recon(repo).nodes)
+    assert max(other, key=lambda e: other[e]) == "pkg.grid.Grid.map"
+    assert other.get("pkg._oldcore.Hue._lookup_single", 0.0) < 0.5  # the issue's words only
+
+
 def test_a_bare_name_many_methods_share_names_the_one_function() -> None:
     nodes = [ReconNode(id="sym.refine", kind="module", file="sym/refine.py"),
              ReconNode(id="sym.refine.refine", kind="function", file="sym/refine.py", line=1),

@@ -216,7 +216,24 @@ class _Names:
                 if len(hits) > 1 and at in hits:
                     return at
                 return min(hits, key=len) if hits else at
-        return None
+        return self.moved(parts, func, line)
+
+    def moved(self, parts: Sequence[str], func: str, line: int) -> str | None:
+        """A frame in a file the repository no longer has (the reporter's release had
+        `seaborn/_core.py`, the commit `seaborn/_oldcore.py`): the function or method of the
+        frame's name in the package its path names, if all so named are in one file; of several
+        there (every mapping's `_lookup_single`), the one nearest the frame's line."""
+        name = func.rpartition(".")[2]
+        if not name.isidentifier() or name.startswith("__"):
+            return None
+        dirs = set(parts[:-1])
+        hits = [self.by_id[e] for e in self.by_last.get(name, [])
+                if self.by_id[e].kind in ("function", "method")
+                and _package(self.by_id[e].file) in dirs]
+        hits = [n for n in hits if n.id.endswith("." + func)] or hits  # IPython's `C.f`
+        if len({n.file for n in hits}) != 1:
+            return None
+        return min(hits, key=lambda n: abs((n.line or 0) - line)).id
 
     def enclosing(self, file: str, line: int) -> str | None:
         """The innermost definition starting at or before `line` in `file` (by start lines)."""
@@ -230,6 +247,13 @@ class _Names:
 def is_frame(line: str) -> bool:
     """`line` heads a traceback frame, in Python's or IPython's form."""
     return bool(_FRAME.search(line) or _FRAME_IPY.search(line) or _FRAME_IPY7.match(line))
+
+
+def _package(file: str | None) -> str | None:
+    """The top package of a repository file: `seaborn` for seaborn/_oldcore.py and for
+    src/seaborn/_oldcore.py."""
+    parts = (file or "").split("/")
+    return parts[1] if parts[0] in ("src", "lib") and len(parts) > 2 else parts[0] or None
 
 
 def frames_in(lines: Sequence[str]) -> list[tuple[str, str, int]]:
