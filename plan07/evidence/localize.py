@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
+from plan07.evidence.index import CALLABLE_KINDS
 from plan07.evidence.softrank import lex, tokens
 from plan07.model import ReconNode
 
@@ -206,10 +207,8 @@ class _Names:
             exact = [tail] if tail in self.by_file else []
             files = exact or (self.by_tail.get(tail, []) if k > 1 else [])
             if len(files) == 1:
-                defs = [n for n in self.by_file[files[0]] if n.kind != "module"]
-                hits = [n.id for n in defs if n.id.endswith("." + func)]  # IPython's qualname
-                hits = hits or [n.id for n in defs  # `saferepr` in saferepr.py: the def
-                                if n.id.rpartition(".")[2] == func.rpartition(".")[2]]
+                hits = [n.id for n in _named(
+                    [n for n in self.by_file[files[0]] if n.kind != "module"], func)]
                 # of same-named methods, the one holding the frame's line; a nested function
                 # recon has no node for: what encloses the frame's line
                 at = self.enclosing(files[0], line)
@@ -227,10 +226,9 @@ class _Names:
         if not name.isidentifier() or name.startswith("__"):
             return None
         dirs = set(parts[:-1])
-        hits = [self.by_id[e] for e in self.by_last.get(name, [])
-                if self.by_id[e].kind in ("function", "method")
-                and _package(self.by_id[e].file) in dirs]
-        hits = [n for n in hits if n.id.endswith("." + func)] or hits  # IPython's `C.f`
+        hits = _named([self.by_id[e] for e in self.by_last.get(name, [])
+                       if self.by_id[e].kind in CALLABLE_KINDS
+                       and _package(self.by_id[e].file) in dirs], func)
         if len({n.file for n in hits}) != 1:
             return None
         return min(hits, key=lambda n: abs((n.line or 0) - line)).id
@@ -247,6 +245,13 @@ class _Names:
 def is_frame(line: str) -> bool:
     """`line` heads a traceback frame, in Python's or IPython's form."""
     return bool(_FRAME.search(line) or _FRAME_IPY.search(line) or _FRAME_IPY7.match(line))
+
+
+def _named(defs: Sequence[ReconNode], func: str) -> list[ReconNode]:
+    """The definitions of `defs` a frame's function names: by its qualname where the frame
+    writes one (IPython's `C.f`), else every one of its last name (`saferepr` in saferepr.py)."""
+    return ([n for n in defs if n.id.endswith("." + func)]
+            or [n for n in defs if n.id.rpartition(".")[2] == func.rpartition(".")[2]])
 
 
 def _package(file: str | None) -> str | None:
